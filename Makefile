@@ -1,0 +1,35 @@
+# Set-up comes from the repository alone: `make run` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export PORT
+
+.PHONY: setup run test lint bench clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py seed_demo --with-key
+	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat)"
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start
+
+test: setup
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	$(PY) -m tests.bench
+
+clean:
+	rm -rf $(VENV) var

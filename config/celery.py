@@ -1,0 +1,11 @@
+"""Celery application; configuration comes from Django settings (CELERY_ prefix)."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("helpdesk")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

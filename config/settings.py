@@ -1,0 +1,199 @@
+"""Settings, driven by the environment (see .env.example and docs/operations.md).
+
+Embedded default: SQLite, a filesystem Celery broker and a local-memory cache
+under DATA_DIR, so one command runs everything on a fresh machine.
+DATABASE_URL / REDIS_URL switch to PostgreSQL / Redis for production.
+"""
+
+import secrets
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key_from_data_dir() -> str:
+    """Generate the key once and keep it, so sessions and signed URLs survive restarts."""
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("SECRET_KEY", default="") or _secret_key_from_data_dir()
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "helpdesk",
+    "tickets",
+    "integrations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------
+if env.str("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db_url("DATABASE_URL")}
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=0))
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "db.sqlite3",
+            "OPTIONS": {
+                # Writers take the lock at BEGIN, so concurrent writers queue
+                # instead of failing with "database is locked" mid-transaction.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_USER_MODEL = "helpdesk.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# --- Cache, broker --------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+else:
+    # One web process with threads in the embedded mode, so this cache is shared
+    # by every request that counts against a rate limit.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "helpdesk"}}
+    _broker_dir = DATA_DIR / "broker"
+    for _sub in ("queue", "processed", "control"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+    # django-ratelimit wants a shared cache; the embedded mode runs one web
+    # process, whose local-memory cache every request thread shares.
+    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- I18N, time -----------------------------------------------------------
+LANGUAGE_CODE = "pt-br"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Files ----------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+MEDIA_ROOT = DATA_DIR / "media"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+API_MAX_BODY_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+AVATAR_URL_MAX_AGE = 30 * 60
+
+# --- REST framework -------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["helpdesk.api.renderers.EnvelopeRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["helpdesk.api.parsers.JSONObjectParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "helpdesk.api.exceptions.envelope_exception_handler",
+    "DATETIME_FORMAT": "iso-8601",
+}
+
+# --- Partner API ----------------------------------------------------------
+PARTNER_RATE_LIMIT = env.str("PARTNER_RATE_LIMIT", default="120/m")
+RATELIMIT_USE_CACHE = "default"
+# A cache outage must not take the partner API down with it: fail open.
+RATELIMIT_FAIL_OPEN = env.bool("RATELIMIT_FAIL_OPEN", default=True)
+CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
+
+# --- Webhooks -------------------------------------------------------------
+WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
+WEBHOOK_RETRY_DELAYS = [
+    int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
+]
+WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+}
+
+if not DEBUG:
+    SESSION_COOKIE_HTTPONLY = True
+    CSRF_COOKIE_HTTPONLY = True
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    SECURE_PROXY_SSL_HEADER = (
+        ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
+    )

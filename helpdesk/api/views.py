@@ -1,0 +1,81 @@
+"""Envelope-speaking views shared by every API: base view, health, fallbacks."""
+
+import logging
+
+from django.db import connection
+from django.http import JsonResponse
+from rest_framework.permissions import AllowAny
+from rest_framework.views import APIView
+
+from helpdesk import exceptions as domain
+from helpdesk.api.exceptions import error_payload, internal_error
+from helpdesk.api.renderers import JSONOnlyNegotiation
+from helpdesk.api.responses import EnvelopeResponse
+
+logger = logging.getLogger(__name__)
+
+
+class EnvelopeAPIView(APIView):
+    content_negotiation_class = JSONOnlyNegotiation
+
+
+class HealthView(EnvelopeAPIView):
+    """Liveness and readiness: the database and the broker must both answer."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    def get(self, request):
+        from config.celery import app
+
+        checks = {"database": _check(_ping_database), "broker": _check(lambda: _ping_broker(app))}
+        failing = [name for name, state in checks.items() if state != "ok"]
+        if failing:
+            raise domain.ServiceUnavailable(field=failing[0], detail=f"{failing[0]} indisponível.")
+        return EnvelopeResponse(checks, message="Serviço operacional.")
+
+
+def _check(probe) -> str:
+    try:
+        probe()
+    except Exception:
+        logger.warning("health check failed", exc_info=True)
+        return "erro"
+    return "ok"
+
+
+def _ping_database():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _ping_broker(app):
+    with app.connection_for_write() as conn:
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+def _route_not_found_payload():
+    return error_payload(
+        domain.NotFound("Rota não encontrada.", field="path", detail="Não existe recurso neste endereço.")
+    )
+
+
+def api_route_not_found(request, *args, **kwargs):
+    """Catch-all under /api/: a JSON envelope even when DEBUG is on."""
+    return JsonResponse(_route_not_found_payload(), status=404, json_dumps_params={"ensure_ascii": False})
+
+
+def handler404(request, exception=None):
+    if request.path.startswith("/api/"):
+        return api_route_not_found(request)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def handler500(request):
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_payload(internal_error()), status=500, json_dumps_params={"ensure_ascii": False})
+    from django.views.defaults import server_error
+
+    return server_error(request)

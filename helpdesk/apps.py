@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class HelpdeskConfig(AppConfig):
+    name = "helpdesk"
+    verbose_name = "Central de atendimento"

@@ -1,0 +1,46 @@
+"""Avatar URLs: a timestamped signature stands in for authentication, valid ~30 minutes."""
+
+import mimetypes
+
+from django.conf import settings
+from django.core import signing
+from django.http import FileResponse
+from django.urls import reverse
+from rest_framework.permissions import AllowAny
+
+from helpdesk.api.views import EnvelopeAPIView
+from helpdesk.exceptions import AccessDenied, NotFound
+from helpdesk.models import Agent
+
+_signer = signing.TimestampSigner(salt="helpdesk.avatar")
+
+
+def avatar_url(request, agent: Agent) -> str | None:
+    if not agent.avatar:
+        return None
+    token = _signer.sign_object({"a": str(agent.pk), "n": agent.avatar.name}, compress=True)
+    return request.build_absolute_uri(reverse("agent-avatar", kwargs={"token": token}))
+
+
+class AvatarView(EnvelopeAPIView):
+    """Serves the file behind a signed avatar URL; the signature is the credential."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    def get(self, request, token: str):
+        try:
+            claims = _signer.unsign_object(token, max_age=settings.AVATAR_URL_MAX_AGE)
+        except signing.BadSignature:
+            raise AccessDenied(field="assinatura", detail="URL de avatar expirada ou inválida.")
+        agent = Agent.objects.filter(pk=claims.get("a")).only("avatar").first()
+        if agent is None or not agent.avatar or agent.avatar.name != claims.get("n"):
+            raise NotFound("Avatar não encontrado.", field="avatar", detail="O atendente não tem esta foto.")
+        content_type, _ = mimetypes.guess_type(agent.avatar.name)
+        if not (content_type or "").startswith("image/"):
+            content_type = "application/octet-stream"
+        response = FileResponse(agent.avatar.open("rb"), content_type=content_type)
+        response["Cache-Control"] = "private, max-age=300"
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "default-src 'none'"
+        return response

@@ -1,0 +1,22 @@
+"""Operator commands print one JSON object with --json, readable text otherwise."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from helpdesk.exceptions import ValidationFailed
+
+
+class OperatorCommand(BaseCommand):
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+    def emit(self, options, result: dict, text: str) -> None:
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+        else:
+            self.stdout.write(text)
+
+
+def fail_from_validation(error: ValidationFailed) -> CommandError:
+    return CommandError("; ".join(f"{field}: {' '.join(messages)}" for field, messages in error.errors.items()))

@@ -1,0 +1,101 @@
+"""Organizations, panel users and agents."""
+
+import uuid
+
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.db.models.functions import Lower
+
+
+class Organization(models.Model):
+    """A customer of the service; every other row belongs to exactly one."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField("nome", max_length=150)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "organização"
+        verbose_name_plural = "organizações"
+        ordering = ["name"]
+        # Shown to API clients as "api_publica:gerenciar" (helpdesk.permissions).
+        permissions = [("gerenciar_api_publica", "Pode gerenciar a API pública (credenciais e webhooks)")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email, password=None, **extra_fields):
+        if not email:
+            raise ValueError("email is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra_fields)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email, password=None, **extra_fields):
+        extra_fields.setdefault("is_staff", True)
+        extra_fields.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra_fields)
+
+    def get_by_natural_key(self, email):
+        return self.get(email__iexact=email)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A panel user: logs in with e-mail and password; superusers have no organization."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    email = models.EmailField("e-mail", unique=True)
+    name = models.CharField("nome", max_length=150, blank=True)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.PROTECT, null=True, blank=True, related_name="users"
+    )
+    is_staff = models.BooleanField("acesso ao admin", default=False)
+    is_active = models.BooleanField("ativo", default=True)
+    date_joined = models.DateTimeField("criado em", auto_now_add=True)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        verbose_name = "usuário"
+        verbose_name_plural = "usuários"
+        constraints = [models.UniqueConstraint(Lower("email"), name="user_email_ci_unique")]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+def avatar_upload_to(agent: "Agent", filename: str) -> str:
+    # A random name: the signed URL is the only way in, so names must not be guessable.
+    suffix = filename.rsplit(".", 1)[-1].lower() if "." in filename else "bin"
+    return f"avatars/{agent.organization_id}/{uuid.uuid4().hex}.{suffix[:8]}"
+
+
+class Agent(models.Model):
+    """The agent (atendente) profile of a user: who answers tickets."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="agents"
+    )
+    user = models.OneToOneField(User, verbose_name="usuário", on_delete=models.CASCADE, related_name="agent")
+    name = models.CharField("nome", max_length=150)
+    avatar = models.ImageField("avatar", upload_to=avatar_upload_to, blank=True)
+    is_active = models.BooleanField("ativo", default=True)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "atendente"
+        verbose_name_plural = "atendentes"
+        indexes = [models.Index(fields=["organization", "is_active", "name"], name="agent_org_active_name")]
+
+    def __str__(self) -> str:
+        return self.name

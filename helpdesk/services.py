@@ -1,0 +1,54 @@
+"""Writes on organizations, users and agents."""
+
+from django.contrib.auth.models import Permission
+from django.core.files import File
+from django.db import transaction
+
+from helpdesk.exceptions import ValidationFailed
+from helpdesk.models import Agent, Organization, User
+from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
+from tickets.services import ticketing_setup
+
+
+def organization_create(*, name: str, admin_email: str, admin_password: str) -> tuple[Organization, User]:
+    """An organization ready to work: default statuses, and an admin who manages the
+    public API, works in the admin (staff) and answers tickets (agent)."""
+    with transaction.atomic():
+        organization = Organization.objects.create(name=name)
+        ticketing_setup(organization=organization)
+        agent = agent_create(
+            organization=organization, name=f"Administrador {name}"[:150], email=admin_email, password=admin_password
+        )
+        user = agent.user
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+        user.user_permissions.add(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
+    return organization, user
+
+
+def agent_create(
+    *,
+    organization: Organization,
+    name: str,
+    email: str,
+    password: str | None = None,
+    is_active: bool = True,
+    avatar: File | None = None,
+) -> Agent:
+    """A user of the organization with an agent profile; without a password the user cannot log in."""
+    email = email.strip().lower()
+    if User.objects.filter(email__iexact=email).exists():
+        raise ValidationFailed({"email": ["Já existe um usuário com este e-mail."]})
+    with transaction.atomic():
+        user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
+        agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
+        if avatar is not None:
+            agent.avatar.save(avatar.name, avatar, save=False)
+        agent.save()
+    return agent
+
+
+def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:
+    agent.is_active = is_active
+    agent.save(update_fields=["is_active"])
+    return agent

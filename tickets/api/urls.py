@@ -1,0 +1,13 @@
+from django.urls import path
+
+from helpdesk.avatars import AvatarView
+from tickets.api import views
+
+urlpatterns = [
+    path("tickets", views.TicketCollectionView.as_view(), name="partner-tickets"),
+    path("tickets/<str:ticket_id>", views.TicketDetailView.as_view(), name="partner-ticket"),
+    path("tickets/<str:ticket_id>/respostas", views.ReplyCollectionView.as_view(), name="partner-replies"),
+    path("tickets/<str:ticket_id>/respostas/<str:reply_id>", views.ReplyDetailView.as_view(), name="partner-reply"),
+    path("atendentes", views.AgentCollectionView.as_view(), name="partner-agents"),
+    path("atendentes/avatar/<str:token>", AvatarView.as_view(), name="agent-avatar"),
+]

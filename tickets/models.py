@@ -1,0 +1,177 @@
+"""Contacts, statuses, tickets and the reply thread."""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from helpdesk.models import Agent, Organization
+
+
+class Contact(models.Model):
+    """A requester (solicitante); deduplicated by the partner's external_id."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="contacts"
+    )
+    name = models.CharField("nome", max_length=255)
+    email = models.EmailField("e-mail", max_length=254, blank=True)
+    phone = models.CharField("telefone", max_length=32, blank=True)
+    # NULL, not "": the unique constraint applies only when the partner gives one.
+    external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "contato"
+        verbose_name_plural = "contatos"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="contact_org_external_id_unique",
+            )
+        ]
+        indexes = [models.Index(fields=["organization", "email"], name="contact_org_email")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StatusCategory(models.TextChoices):
+    OPEN = "aberto", "Aberto"
+    IN_PROGRESS = "em_andamento", "Em andamento"
+    WAITING = "aguardando", "Aguardando cliente"
+    RESOLVED = "resolvido", "Resolvido"
+    CLOSED = "fechado", "Fechado"
+
+
+class TicketStatus(models.Model):
+    """A named status of one organization, in one of the fixed categories."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="ticket_statuses"
+    )
+    name = models.CharField("nome", max_length=60)
+    category = models.CharField("categoria", max_length=20, choices=StatusCategory.choices)
+    color = models.CharField("cor", max_length=7, default="#6B7280")
+    position = models.PositiveSmallIntegerField("ordem", default=0)
+
+    class Meta:
+        verbose_name = "status de ticket"
+        verbose_name_plural = "status de ticket"
+        ordering = ["position", "name"]
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="status_org_name_unique")]
+        indexes = [models.Index(fields=["organization", "category", "position"], name="status_org_category")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Priority(models.TextChoices):
+    LOW = "baixa", "Baixa"
+    MEDIUM = "media", "Média"
+    HIGH = "alta", "Alta"
+    URGENT = "urgente", "Urgente"
+
+
+class Channel(models.TextChoices):
+    API = "api", "API"
+    PANEL = "painel", "Painel"
+
+
+class TicketSequence(models.Model):
+    """Last ticket number per organization; its row lock serialises numbering."""
+
+    organization = models.OneToOneField(Organization, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    last_number = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}: {self.last_number}"
+
+
+class Ticket(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="tickets"
+    )
+    number = models.PositiveIntegerField("número")
+    subject = models.CharField("assunto", max_length=255)
+    description = models.TextField("descrição")
+    priority = models.CharField("prioridade", max_length=10, choices=Priority.choices, default=Priority.MEDIUM)
+    channel = models.CharField("canal de origem", max_length=20, choices=Channel.choices, default=Channel.API)
+    source_system = models.CharField("sistema de origem", max_length=20, choices=Channel.choices, default=Channel.API)
+    status = models.ForeignKey(TicketStatus, verbose_name="status", on_delete=models.PROTECT, related_name="tickets")
+    requester = models.ForeignKey(Contact, verbose_name="solicitante", on_delete=models.PROTECT, related_name="tickets")
+    assignee = models.ForeignKey(
+        Agent, verbose_name="atendente", on_delete=models.SET_NULL, null=True, blank=True, related_name="tickets"
+    )
+    # NULL, not "": the unique constraint applies only when the partner gives one.
+    external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
+    created_at = models.DateTimeField("criado em", auto_now_add=True, db_index=False)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+    resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "ticket"
+        verbose_name_plural = "tickets"
+        ordering = ["-created_at", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "number"], name="ticket_org_number_unique"),
+            models.UniqueConstraint(
+                fields=["organization", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="ticket_org_external_id_unique",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["organization", "-created_at", "-number"], name="ticket_org_newest"),
+            models.Index(fields=["organization", "priority", "-created_at"], name="ticket_org_priority"),
+            models.Index(fields=["organization", "status", "-created_at"], name="ticket_org_status"),
+            models.Index(fields=["organization", "assignee", "-created_at"], name="ticket_org_assignee"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.number} {self.subject}"
+
+
+class ReplyOrigin(models.TextChoices):
+    AGENT = "agente", "Atendente"
+    CUSTOMER_API = "cliente_api", "Cliente (API)"
+
+
+class Reply(models.Model):
+    """A message in a ticket's thread: a public reply or an internal note (is_internal)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    ticket = models.ForeignKey(Ticket, verbose_name="ticket", on_delete=models.CASCADE, related_name="replies")
+    body = models.TextField("mensagem")
+    is_internal = models.BooleanField("nota interna", default=False)
+    origin = models.CharField("origem", max_length=20, choices=ReplyOrigin.choices)
+    author_agent = models.ForeignKey(
+        Agent, verbose_name="atendente", on_delete=models.PROTECT, null=True, blank=True, related_name="replies"
+    )
+    author_contact = models.ForeignKey(
+        Contact, verbose_name="contato", on_delete=models.PROTECT, null=True, blank=True, related_name="replies"
+    )
+    edited = models.BooleanField("editado", default=False)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "resposta"
+        verbose_name_plural = "respostas"
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(origin=ReplyOrigin.AGENT, author_contact__isnull=True))
+                | Q(origin=ReplyOrigin.CUSTOMER_API, is_internal=False, author_agent__isnull=True),
+                name="reply_author_matches_origin",
+            )
+        ]
+        indexes = [models.Index(fields=["ticket", "is_internal", "created_at"], name="reply_ticket_thread")]
+
+    def __str__(self) -> str:
+        return f"{self.get_origin_display()} em {self.ticket_id}"

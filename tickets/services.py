@@ -1,0 +1,245 @@
+"""Every write on tickets with a business rule: the API, the admin, the CLI and tasks call these."""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from helpdesk.exceptions import ValidationFailed
+from helpdesk.models import Agent, Organization
+from tickets.exceptions import ReplyNotEditable, TicketClosed
+from tickets.models import (
+    Channel,
+    Contact,
+    Priority,
+    Reply,
+    ReplyOrigin,
+    StatusCategory,
+    Ticket,
+    TicketSequence,
+    TicketStatus,
+)
+from tickets.selectors import status_default_open
+
+DEFAULT_STATUSES = [
+    ("Aberto", StatusCategory.OPEN, "#3B82F6"),
+    ("Em andamento", StatusCategory.IN_PROGRESS, "#F59E0B"),
+    ("Aguardando cliente", StatusCategory.WAITING, "#8B5CF6"),
+    ("Resolvido", StatusCategory.RESOLVED, "#10B981"),
+    ("Fechado", StatusCategory.CLOSED, "#6B7280"),
+]
+
+REOPENING_CATEGORIES = {StatusCategory.WAITING, StatusCategory.RESOLVED}
+
+
+def ticketing_setup(*, organization: Organization) -> None:
+    """The default statuses and the ticket number sequence of a new organization."""
+    TicketStatus.objects.bulk_create(
+        [
+            TicketStatus(organization=organization, name=name, category=category, color=color, position=index)
+            for index, (name, category, color) in enumerate(DEFAULT_STATUSES)
+        ]
+    )
+    TicketSequence.objects.get_or_create(organization=organization)
+
+
+@dataclass(frozen=True)
+class RequesterData:
+    name: str
+    email: str = ""
+    phone: str = ""
+    external_id: str | None = None
+
+
+def ticket_create(
+    *,
+    organization: Organization,
+    subject: str,
+    description: str,
+    requester: RequesterData,
+    priority: str | None = None,
+    external_id: str | None = None,
+    channel: str = Channel.API,
+) -> tuple[Ticket, bool]:
+    """Create a ticket, or return the existing one for the same external_id.
+
+    Returns (ticket, created). The sequence row lock serialises creation within
+    an organization, so numbers have no gaps and an external_id check made
+    under it sees every committed ticket; the unique constraint backs it up.
+    """
+    with transaction.atomic():
+        sequence = _locked_sequence(organization)
+        if external_id is not None:
+            existing = Ticket.objects.filter(organization=organization, external_id=external_id).first()
+            if existing is not None:
+                return existing, False
+        contact = contact_for_requester(organization=organization, requester=requester)
+        try:
+            with transaction.atomic():
+                sequence.last_number += 1
+                sequence.save(update_fields=["last_number"])
+                ticket = Ticket.objects.create(
+                    organization=organization,
+                    number=sequence.last_number,
+                    subject=subject,
+                    description=description,
+                    priority=priority or Priority.MEDIUM,
+                    channel=channel,
+                    source_system=channel,
+                    status=status_default_open(organization=organization),
+                    requester=contact,
+                    external_id=external_id,
+                )
+        except IntegrityError:
+            if external_id is None:
+                raise
+            return Ticket.objects.get(organization=organization, external_id=external_id), False
+    return ticket, True
+
+
+def _locked_sequence(organization: Organization) -> TicketSequence:
+    sequence = TicketSequence.objects.select_for_update().filter(organization=organization).first()
+    if sequence is None:
+        TicketSequence.objects.get_or_create(organization=organization)
+        sequence = TicketSequence.objects.select_for_update().get(organization=organization)
+    return sequence
+
+
+def contact_for_requester(*, organization: Organization, requester: RequesterData) -> Contact:
+    """Reuse the organization's contact (by external_id, else by e-mail) or create it.
+
+    A reused contact gets its blank fields filled from the request; values it
+    already has are kept.
+    """
+    contact = None
+    if requester.external_id:
+        contact = Contact.objects.filter(organization=organization, external_id=requester.external_id).first()
+    elif requester.email:
+        contact = (
+            Contact.objects.filter(organization=organization, email__iexact=requester.email)
+            .order_by("created_at")
+            .first()
+        )
+    if contact is None:
+        try:
+            with transaction.atomic():
+                return Contact.objects.create(
+                    organization=organization,
+                    name=requester.name,
+                    email=requester.email,
+                    phone=requester.phone,
+                    external_id=requester.external_id or None,
+                )
+        except IntegrityError:
+            if not requester.external_id:
+                raise
+            contact = Contact.objects.get(organization=organization, external_id=requester.external_id)
+    filled = [
+        field
+        for field, value in (("name", requester.name), ("email", requester.email), ("phone", requester.phone))
+        if value and not getattr(contact, field)
+    ]
+    for field in filled:
+        setattr(contact, field, getattr(requester, field))
+    if filled:
+        contact.save(update_fields=[*filled, "updated_at"])
+    return contact
+
+
+def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
+    """The ticket's contact answers through the partner API; reopens a waiting or resolved ticket."""
+    with transaction.atomic():
+        ticket = _locked_ticket(ticket)
+        if ticket.status.category == StatusCategory.CLOSED:
+            raise TicketClosed()
+        reply = Reply.objects.create(
+            ticket=ticket, body=body, origin=ReplyOrigin.CUSTOMER_API, author_contact_id=ticket.requester_id
+        )
+        if ticket.status.category in REOPENING_CATEGORIES:
+            ticket.status = status_default_open(organization=ticket.organization)
+            ticket.resolved_at = None
+        ticket.save(update_fields=["status", "resolved_at", "updated_at"])
+    return reply
+
+
+def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: bool = False) -> Reply:
+    """A public reply or an internal note written by an agent."""
+    if agent.organization_id != ticket.organization_id:
+        raise ValidationFailed({"atendente": ["Atendente de outra organização."]})
+    with transaction.atomic():
+        ticket = _locked_ticket(ticket)
+        reply = Reply.objects.create(
+            ticket=ticket, body=body, is_internal=internal, origin=ReplyOrigin.AGENT, author_agent=agent
+        )
+        ticket.save(update_fields=["updated_at"])
+    return reply
+
+
+def reply_edit_as_customer(*, reply: Reply, body: str) -> Reply:
+    """The partner may edit only what it sent through the API."""
+    if reply.origin != ReplyOrigin.CUSTOMER_API:
+        raise ReplyNotEditable()
+    return _reply_set_body(reply, body)
+
+
+def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
+    """An agent edits their own replies and notes, never the customer's words."""
+    if reply.origin != ReplyOrigin.AGENT or reply.author_agent_id != agent.pk:
+        raise ReplyNotEditable(detail="Somente o autor da resposta pode editá-la.")
+    return _reply_set_body(reply, body)
+
+
+def _reply_set_body(reply: Reply, body: str) -> Reply:
+    reply.body = body
+    reply.edited = True
+    reply.save(update_fields=["body", "edited", "updated_at"])
+    return reply
+
+
+def ticket_update(
+    *,
+    ticket: Ticket,
+    status: TicketStatus | None = None,
+    assignee: Agent | None = None,
+    priority: str | None = None,
+    unassign: bool = False,
+) -> Ticket:
+    """An agent's change of status, assignee or priority; entering `resolvido` stamps resolvido_em."""
+    errors: dict[str, list[str]] = {}
+    if status is not None and status.organization_id != ticket.organization_id:
+        errors["status_id"] = ["Status inexistente nesta organização."]
+    if assignee is not None and assignee.organization_id != ticket.organization_id:
+        errors["atendente_id"] = ["Atendente inexistente nesta organização."]
+    if priority is not None and priority not in Priority.values:
+        errors["prioridade"] = ["Prioridade inválida."]
+    if errors:
+        raise ValidationFailed(errors)
+    with transaction.atomic():
+        ticket = _locked_ticket(ticket)
+        changed = []
+        if status is not None and status.pk != ticket.status_id:
+            was_resolved = ticket.status.category == StatusCategory.RESOLVED
+            ticket.status = status
+            changed.append("status")
+            if status.category == StatusCategory.RESOLVED and not was_resolved:
+                ticket.resolved_at = timezone.now()
+                changed.append("resolved_at")
+            elif status.category != StatusCategory.RESOLVED and ticket.resolved_at is not None:
+                ticket.resolved_at = None
+                changed.append("resolved_at")
+        if assignee is not None and assignee.pk != ticket.assignee_id:
+            ticket.assignee = assignee
+            changed.append("assignee")
+        elif unassign and ticket.assignee_id is not None:
+            ticket.assignee = None
+            changed.append("assignee")
+        if priority is not None and priority != ticket.priority:
+            ticket.priority = priority
+            changed.append("priority")
+        if changed:
+            ticket.save(update_fields=[*changed, "updated_at"])
+    return ticket
+
+
+def _locked_ticket(ticket: Ticket) -> Ticket:
+    return Ticket.objects.select_for_update(of=("self",)).select_related("status", "organization").get(pk=ticket.pk)
