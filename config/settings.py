@@ -135,6 +135,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
+}
 
 # --- I18N, time -----------------------------------------------------------
 LANGUAGE_CODE = "pt-br"

@@ -3,6 +3,7 @@
 from django.contrib.auth.models import Permission
 from django.core.files import File
 from django.db import transaction
+from PIL import Image, UnidentifiedImageError
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
@@ -43,9 +44,28 @@ def agent_create(
         user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
         agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
         if avatar is not None:
-            agent.avatar.save(avatar.name, avatar, save=False)
+            agent.avatar.save(f"avatar.{avatar_image_format(avatar)}", avatar, save=False)
         agent.save()
     return agent
+
+
+AVATAR_FORMATS = {"PNG": "png", "JPEG": "jpg", "GIF": "gif", "WEBP": "webp"}
+
+
+def avatar_image_format(avatar: File) -> str:
+    """The file's real image format: avatars are served to partners, so nothing but images."""
+    try:
+        avatar.seek(0)
+        with Image.open(avatar) as image:
+            image_format = image.format
+            image.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+        image_format = None
+    finally:
+        avatar.seek(0)
+    if image_format not in AVATAR_FORMATS:
+        raise ValidationFailed({"avatar": ["Envie uma imagem PNG, JPEG, GIF ou WebP."]})
+    return AVATAR_FORMATS[image_format]
 
 
 def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:

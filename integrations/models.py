@@ -39,3 +39,21 @@ class ApiCredential(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.key_prefix}…)"
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a partner POST sent with an Idempotency-Key, replayed on retries for 24 h."""
+
+    id = models.BigAutoField(primary_key=True)
+    credential = models.ForeignKey(ApiCredential, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    request_fingerprint = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField(null=True)
+    response_body = models.JSONField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["credential", "key"], name="idempotency_credential_key_unique")]
+
+    def __str__(self) -> str:
+        return self.key

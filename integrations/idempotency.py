@@ -1,0 +1,75 @@
+"""Idempotent retries of partner POSTs (DESIGN.md, "Idempotent retries").
+
+The first request with a key claims it with an insert (the unique constraint
+decides races); its final response is stored and replayed for retries with the
+same body. A claim whose request died mid-way is taken over after a while.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from helpdesk.exceptions import Conflict, ValidationFailed
+from integrations.models import ApiCredential, IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+RETENTION = timedelta(hours=24)
+ABANDONED_AFTER = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class Replay:
+    status_code: int
+    body: dict
+
+
+def fingerprint(method: str, path: str, body: bytes) -> str:
+    return hashlib.sha256(b"\n".join([method.encode(), path.encode(), body])).hexdigest()
+
+
+def idempotency_claim(*, credential: ApiCredential, key: str, request_fingerprint: str) -> IdempotencyRecord | Replay:
+    """Claim the key for this request, or return the stored response to replay."""
+    if not 1 <= len(key) <= 255:
+        raise ValidationFailed({HEADER: ["Informe de 1 a 255 caracteres."]})
+    now = timezone.now()
+    for _attempt in range(2):
+        try:
+            with transaction.atomic():
+                return IdempotencyRecord.objects.create(
+                    credential=credential, key=key, request_fingerprint=request_fingerprint
+                )
+        except IntegrityError:
+            existing = IdempotencyRecord.objects.filter(credential=credential, key=key).first()
+        if existing is None:
+            continue
+        expired = existing.created_at < now - RETENTION
+        abandoned = existing.status_code is None and existing.created_at < now - ABANDONED_AFTER
+        if expired or abandoned:
+            IdempotencyRecord.objects.filter(pk=existing.pk, created_at=existing.created_at).delete()
+            continue
+        if existing.request_fingerprint != request_fingerprint:
+            raise ValidationFailed({HEADER: ["Esta chave já foi usada com outra requisição."]})
+        if existing.status_code is None:
+            raise Conflict(
+                "Requisição em andamento.",
+                field=HEADER,
+                detail="Uma requisição com esta chave ainda está sendo processada.",
+            )
+        return Replay(status_code=existing.status_code, body=existing.response_body)
+    raise Conflict("Requisição em andamento.", field=HEADER, detail="Tente novamente em instantes.")
+
+
+def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body: dict) -> None:
+    """Keep the response to replay; a server error frees the key so a retry runs again."""
+    if status_code >= 500:
+        IdempotencyRecord.objects.filter(pk=record.pk).delete()
+        return
+    IdempotencyRecord.objects.filter(pk=record.pk).update(status_code=status_code, response_body=body)
+
+
+def idempotency_purge_expired() -> int:
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - RETENTION).delete()
+    return deleted
