@@ -8,6 +8,8 @@ from tests.factories import make_agent, make_key, make_organization
 @pytest.fixture(autouse=True)
 def _isolated_cache_and_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    # Real hashing costs ~0.3 s per user; the hasher is not what these tests test.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
     yield
     cache.clear()

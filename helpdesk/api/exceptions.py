@@ -3,12 +3,12 @@
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import connections
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import set_rollback
 
 from helpdesk import exceptions as domain
 
@@ -47,10 +47,15 @@ def flatten_validation_errors(detail, prefix: str = "") -> dict[str, list[str]]:
             if value:
                 flat.update(flatten_validation_errors(value, f"{prefix}.{index}" if prefix else str(index)))
     elif isinstance(detail, list):
-        flat[prefix or "body"] = [str(item) for item in detail]
+        flat[prefix or "body"] = [_printable(item) for item in detail]
     else:
-        flat[prefix or "body"] = [str(detail)]
+        flat[prefix or "body"] = [_printable(detail)]
     return flat
+
+
+def _printable(message) -> str:
+    """Messages may echo the input; a lone surrogate in it must not break the UTF-8 response."""
+    return str(message).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _as_domain_error(exc, view) -> domain.ApplicationError:
@@ -85,7 +90,6 @@ def _as_domain_error(exc, view) -> domain.ApplicationError:
 
 def envelope_exception_handler(exc, context):
     view = context.get("view")
-    set_rollback()
     if isinstance(exc, drf.ValidationError):
         return Response(validation_payload(flatten_validation_errors(exc.detail)), status=422)
     if isinstance(exc, domain.ValidationFailed):
@@ -95,12 +99,22 @@ def envelope_exception_handler(exc, context):
     except Exception:
         logger.exception("Unhandled error in %s", type(view).__name__ if view else "API")
         error = internal_error()
+        _roll_back_request()
     response = Response(error_payload(error), status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
     if error.status_code == 401:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     return response
+
+
+def _roll_back_request() -> None:
+    """An unexpected failure undoes whatever the request wrote (see EnvelopeAPIView.dispatch).
+
+    Domain errors need no rollback: services check before they write."""
+    for connection in connections.all(initialized_only=True):
+        if connection.in_atomic_block:
+            connection.set_rollback(True)
 
 
 def internal_error() -> domain.ApplicationError:

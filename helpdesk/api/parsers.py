@@ -18,7 +18,7 @@ class JSONObjectParser(BaseParser):
             raise PayloadTooLarge()
         try:
             data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise BadRequest(
                 "JSON inválido.", field="body", detail="O corpo da requisição não é um JSON válido em UTF-8."
             )

@@ -13,7 +13,12 @@ class EnvelopeRenderer(JSONRenderer):
             return b""
         if response is not None and response.status_code < 400 and not getattr(response, "is_envelope", False):
             data = {"success": True, "message": getattr(response, "message", ""), "data": data, "errors": []}
-        return super().render(data, accepted_media_type, renderer_context)
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            # A lone surrogate somewhere in the payload: \u-escaped JSON is still valid JSON.
+            self.ensure_ascii = True
+            return super().render(data, accepted_media_type, renderer_context)
 
 
 class JSONOnlyNegotiation(BaseContentNegotiation):

@@ -1,0 +1,141 @@
+"""Internal notes never leave the building: no partner payload contains one, in any shape."""
+
+import pytest
+
+from tests.factories import make_agent_reply, make_customer_reply, make_ticket
+from tickets.models import Reply, Ticket
+from tickets.services import RequesterData, reply_edit_as_agent
+
+TICKETS = "/api/v1/tickets"
+MARKER = "NOTA-INTERNA-7f3a9c"
+REPLY_NOT_FOUND = {
+    "success": False,
+    "message": "Resposta não encontrada.",
+    "status": 404,
+    "data": None,
+    "errors": {"field": "resposta", "message": "Resposta inexistente neste ticket."},
+}
+
+
+@pytest.fixture
+def thread(organization, agent):
+    """A ticket whose only mention of MARKER is in internal notes, between public replies."""
+    ticket = make_ticket(
+        organization,
+        subject="Impressora",
+        description="Não imprime",
+        requester=RequesterData(name="Ana", email="ana@example.test", external_id="cli-1"),
+    )
+    public = [
+        make_customer_reply(ticket, body="Ainda não funciona"),
+        make_agent_reply(ticket, agent, body="Vamos verificar"),
+    ]
+    note = make_agent_reply(ticket, agent, body=f"Cliente difícil, {MARKER}", internal=True)
+    public.append(make_customer_reply(ticket, body="Obrigada"))
+    edited_note = make_agent_reply(ticket, agent, body="rascunho", internal=True)
+    reply_edit_as_agent(reply=edited_note, agent=agent, body=f"Revisado: {MARKER}")
+    return {"ticket": ticket, "public": public, "notes": [note, edited_note]}
+
+
+def assert_no_note_in(response, thread):
+    assert response.status_code < 300, response.content
+    assert MARKER.encode() not in response.content
+    assert b"rascunho" not in response.content
+    for note in thread["notes"]:
+        assert str(note.pk).encode() not in response.content
+
+
+def test_ticket_detail_shows_public_replies_and_no_internal_note(partner, thread):
+    response = partner.get(f"{TICKETS}/{thread['ticket'].pk}")
+
+    assert_no_note_in(response, thread)
+    replies = response.json()["data"]["respostas"]
+    assert [r["id"] for r in replies] == [str(r.pk) for r in thread["public"]]
+    assert [r["mensagem"] for r in replies] == ["Ainda não funciona", "Vamos verificar", "Obrigada"]
+
+
+def test_ticket_list_shows_public_replies_and_no_internal_note(partner, thread):
+    response = partner.get(TICKETS)
+
+    assert_no_note_in(response, thread)
+    [ticket] = response.json()["data"]["data"]
+    assert [r["id"] for r in ticket["respostas"]] == [str(r.pk) for r in thread["public"]]
+
+
+@pytest.mark.parametrize("busca", [MARKER, MARKER.lower(), "NOTA-INTERNA", "Cliente difícil", "Revisado", "rascunho"])
+def test_busca_never_matches_a_ticket_through_an_internal_note(partner, thread, busca):
+    response = partner.get(TICKETS, {"busca": busca})
+
+    assert_no_note_in(response, thread)
+    assert response.json()["data"]["data"] == []
+    assert response.json()["data"]["total"] == 0
+
+
+def test_busca_matching_the_ticket_otherwise_still_hides_its_notes(partner, thread):
+    response = partner.get(TICKETS, {"busca": "Impressora"})
+
+    assert_no_note_in(response, thread)
+    assert [t["id"] for t in response.json()["data"]["data"]] == [str(thread["ticket"].pk)]
+
+
+def test_reply_create_response_contains_no_internal_note(partner, thread):
+    response = partner.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", {"mensagem": "Mais uma"}, format="json")
+
+    assert response.status_code == 201
+    assert_no_note_in(response, thread)
+    assert response.json()["data"]["mensagem"] == "Mais uma"
+
+
+def test_reply_edit_response_contains_no_internal_note(partner, thread):
+    own = thread["public"][0]
+
+    response = partner.patch(
+        f"{TICKETS}/{thread['ticket'].pk}/respostas/{own.pk}", {"mensagem": "Corrigido"}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert_no_note_in(response, thread)
+    assert response.json()["data"]["mensagem"] == "Corrigido"
+
+
+def test_ticket_create_replay_by_external_id_contains_no_internal_note(partner, organization, agent):
+    body = {"assunto": "Pedido", "descricao": "Atrasado", "external_id": "pedido-9", "solicitante": {"nome": "Ana"}}
+    ticket_id = partner.post(TICKETS, body, format="json").json()["data"]["id"]
+    make_agent_reply(Ticket.objects.get(pk=ticket_id), agent, body=MARKER, internal=True)
+
+    response = partner.post(TICKETS, body, format="json")
+
+    assert response.status_code == 200
+    assert response.json()["message"] == "Ticket já existente para este external_id."
+    assert response.json()["data"]["respostas"] == []
+    assert MARKER.encode() not in response.content
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_internal_note_cannot_be_edited_and_answers_as_missing(partner, thread, index):
+    note = thread["notes"][index]
+    before = Reply.objects.filter(pk=note.pk).values("body", "edited", "updated_at", "is_internal").get()
+
+    response = partner.patch(
+        f"{TICKETS}/{thread['ticket'].pk}/respostas/{note.pk}", {"mensagem": "Exposta"}, format="json"
+    )
+
+    assert response.status_code == 404
+    assert response.json() == REPLY_NOT_FOUND
+    assert Reply.objects.filter(pk=note.pk).values("body", "edited", "updated_at", "is_internal").get() == before
+
+
+def test_notes_stay_hidden_after_the_customer_replies_and_edits(partner, thread):
+    ticket = thread["ticket"]
+    created = partner.post(f"{TICKETS}/{ticket.pk}/respostas", {"mensagem": "Nova"}, format="json").json()["data"]
+    partner.patch(f"{TICKETS}/{ticket.pk}/respostas/{created['id']}", {"mensagem": "Nova editada"}, format="json")
+
+    response = partner.get(f"{TICKETS}/{ticket.pk}")
+
+    assert_no_note_in(response, thread)
+    assert [r["mensagem"] for r in response.json()["data"]["respostas"]] == [
+        "Ainda não funciona",
+        "Vamos verificar",
+        "Obrigada",
+        "Nova editada",
+    ]
