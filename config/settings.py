@@ -6,6 +6,7 @@ DATABASE_URL / REDIS_URL switch to PostgreSQL / Redis for production.
 """
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -19,16 +20,16 @@ DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 
-def _secret_key_from_data_dir() -> str:
-    """Generate the key once and keep it, so sessions and signed URLs survive restarts."""
-    path = DATA_DIR / "secret_key"
+def _generated_once(name: str) -> str:
+    """A random key kept in DATA_DIR, so sessions, tokens and signed URLs survive restarts."""
+    path = DATA_DIR / name
     if not path.exists():
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
-SECRET_KEY = env.str("SECRET_KEY", default="") or _secret_key_from_data_dir()
+SECRET_KEY = env.str("SECRET_KEY", default="") or _generated_once("secret_key")
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
@@ -40,6 +41,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework_simplejwt.token_blacklist",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "helpdesk",
     "tickets",
     "integrations",
@@ -168,7 +172,43 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "helpdesk.api.exceptions.envelope_exception_handler",
     "DATETIME_FORMAT": "iso-8601",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Help-desk: API de parceiros (v1) e API do painel",
+    "DESCRIPTION": "Toda resposta usa o envelope {success, message, data, errors}.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+# --- Panel login (JWT) ----------------------------------------------------
+SIMPLE_JWT = {
+    "ALGORITHM": "HS256",
+    # A key of its own: leaking or rotating SECRET_KEY does not touch panel tokens.
+    "SIGNING_KEY": env.str("JWT_SIGNING_KEY", default="") or _generated_once("jwt_signing_key"),
+    "ACCESS_TOKEN_LIFETIME": timedelta(minutes=15),
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=7),
+    "ROTATE_REFRESH_TOKENS": True,
+    "BLACKLIST_AFTER_ROTATION": True,
+    # Tokens carry a digest of the password hash: a password change revokes them at once.
+    "CHECK_REVOKE_TOKEN": True,
+    "CHECK_USER_IS_ACTIVE": True,
+    "AUTH_HEADER_TYPES": ("Bearer",),
+    "USER_ID_FIELD": "id",
+    "USER_ID_CLAIM": "user_id",
+    "UPDATE_LAST_LOGIN": False,
+    "LEEWAY": 0,
+}
+LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")
 
 # --- Partner API ----------------------------------------------------------
 PARTNER_RATE_LIMIT = env.str("PARTNER_RATE_LIMIT", default="120/m")

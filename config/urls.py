@@ -1,12 +1,20 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from helpdesk.api.auth_views import LoginView, RefreshView
 from helpdesk.api.views import HealthView, api_route_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/health", HealthView.as_view(), name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("tickets.api.urls")),
+    path("api/auth/login", LoginView.as_view(), name="login"),
+    path("api/auth/refresh", RefreshView.as_view(), name="refresh"),
+    path("api/", include("integrations.api.urls")),
+    path("api/", include("tickets.api.panel_urls")),
     # Anything else under /api/ is a 404 envelope, never an HTML page.
     re_path(r"^api/", api_route_not_found),
 ]

@@ -7,6 +7,7 @@ class HelpdeskConfig(AppConfig):
     verbose_name = "Central de atendimento"
 
     def ready(self) -> None:
+        from helpdesk.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
         from helpdesk.sqlite import install_unicode_like
 
         connection_created.connect(install_unicode_like, dispatch_uid="helpdesk.sqlite.unicode_like")

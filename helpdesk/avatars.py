@@ -6,8 +6,11 @@ from django.conf import settings
 from django.core import signing
 from django.http import FileResponse
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 
+from helpdesk.api.schema import errors
 from helpdesk.api.views import EnvelopeAPIView
 from helpdesk.exceptions import AccessDenied, NotFound
 from helpdesk.models import Agent
@@ -28,6 +31,15 @@ class AvatarView(EnvelopeAPIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        operation_id="v1_agents_avatar",
+        tags=["Parceiros v1"],
+        auth=[],
+        responses={
+            (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="A imagem do avatar."),
+            **errors(403, 404),
+        },
+    )
     def get(self, request, token: str):
         try:
             claims = _signer.unsign_object(token, max_age=settings.AVATAR_URL_MAX_AGE)

@@ -57,3 +57,45 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class EventKind(models.TextChoices):
+    PUBLIC_REPLY = "ticket.resposta_publica", "Resposta pública"
+    REPLY_EDITED = "ticket.resposta_editada", "Resposta editada"
+    RESOLVED = "ticket.resolvido", "Ticket resolvido"
+    TEST = "webhook.teste", "Teste"
+
+
+SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+
+
+class Webhook(models.Model):
+    """An outbound endpoint of the partner; deliveries are signed with `secret`.
+
+    The secret is kept readable because every delivery signs with it; it is
+    never shown again after create or regeneration. The previous secret keeps
+    signing for 24 hours after a regeneration, so partners can roll it.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="webhooks"
+    )
+    name = models.CharField("nome", max_length=100)
+    url = models.URLField("URL", max_length=2048)
+    events = models.JSONField("eventos", default=list)
+    is_active = models.BooleanField("ativo", default=True)
+    secret = models.CharField("segredo", max_length=100, editable=False)
+    previous_secret = models.CharField(max_length=100, blank=True, editable=False)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "webhook"
+        verbose_name_plural = "webhooks"
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "is_active"], name="webhook_org_active")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,9 +1,21 @@
-"""Read queries on API credentials."""
+"""Read queries on API credentials and webhooks."""
 
 import hmac
+import uuid
 
+from django.db.models import QuerySet
+
+from helpdesk.models import Organization
+from integrations.exceptions import CredentialNotFound, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest
-from integrations.models import ApiCredential
+from integrations.models import ApiCredential, Webhook
+
+
+def _as_uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError):
+        return None
 
 
 def credential_for_key(key: str) -> ApiCredential | None:
@@ -15,3 +27,27 @@ def credential_for_key(key: str) -> ApiCredential | None:
     if credential is None or not hmac.compare_digest(credential.key_digest, digest):
         return None
     return credential
+
+
+def credential_list(*, organization: Organization) -> QuerySet[ApiCredential]:
+    return ApiCredential.objects.filter(organization=organization).order_by("-created_at", "-id")
+
+
+def credential_get(*, organization: Organization, credential_id) -> ApiCredential:
+    pk = _as_uuid(credential_id)
+    credential = ApiCredential.objects.filter(organization=organization, pk=pk).first() if pk else None
+    if credential is None:
+        raise CredentialNotFound()
+    return credential
+
+
+def webhook_list(*, organization: Organization) -> QuerySet[Webhook]:
+    return Webhook.objects.filter(organization=organization).order_by("-created_at", "-id")
+
+
+def webhook_get(*, organization: Organization, webhook_id) -> Webhook:
+    pk = _as_uuid(webhook_id)
+    webhook = Webhook.objects.filter(organization=organization, pk=pk).first() if pk else None
+    if webhook is None:
+        raise WebhookNotFound()
+    return webhook

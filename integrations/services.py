@@ -1,14 +1,19 @@
-"""Writes on API credentials."""
+"""Writes on API credentials and webhooks."""
 
+import base64
+import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
 from integrations.keys import display_prefix, generate_key, key_digest
-from integrations.models import ApiCredential
+from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, Webhook
+from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
 
 def credential_create(
@@ -46,3 +51,91 @@ def credential_record_use(*, credential: ApiCredential) -> None:
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - resolution)
     ).update(last_used_at=now)
     credential.last_used_at = now
+
+
+MAX_WEBHOOKS_PER_ORGANIZATION = 10
+SECRET_PREFIX = "whsec_"
+PREVIOUS_SECRET_GRACE = timedelta(hours=24)
+
+
+def generate_secret() -> str:
+    """Standard Webhooks format: whsec_ + base64 of 32 random bytes."""
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+def _validated(*, name=None, url=None, events=None) -> dict:
+    errors: dict[str, list[str]] = {}
+    cleaned: dict = {}
+    if name is not None:
+        name = name.strip()
+        if not 1 <= len(name) <= 100:
+            errors["nome"] = ["Informe um nome de 1 a 100 caracteres."]
+        cleaned["name"] = name
+    if url is not None:
+        try:
+            cleaned["url"] = validate_webhook_url(url.strip())
+        except UnsafeWebhookUrl as error:
+            errors["url"] = [str(error)]
+    if events is not None:
+        unknown = [event for event in events if event not in SUBSCRIBABLE_EVENTS]
+        if not events:
+            errors["eventos"] = ["Informe ao menos um evento."]
+        elif unknown:
+            known = ", ".join(SUBSCRIBABLE_EVENTS)
+            errors["eventos"] = [f"Evento desconhecido: {', '.join(unknown)}. Eventos aceitos: {known}."]
+        cleaned["events"] = list(dict.fromkeys(events))
+    if errors:
+        raise ValidationFailed(errors)
+    return cleaned
+
+
+def webhook_create(*, organization: Organization, name: str, url: str, events: list[str]) -> Webhook:
+    cleaned = _validated(name=name, url=url, events=events)
+    with transaction.atomic():
+        # The organization row lock makes the per-organization limit hold under concurrent creates.
+        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        if Webhook.objects.filter(organization=organization).count() >= MAX_WEBHOOKS_PER_ORGANIZATION:
+            raise ValidationFailed(
+                {"webhook": [f"Limite de {MAX_WEBHOOKS_PER_ORGANIZATION} webhooks por organização atingido."]}
+            )
+        return Webhook.objects.create(organization=organization, secret=generate_secret(), **cleaned)
+
+
+def webhook_update(
+    *,
+    webhook: Webhook,
+    name: str | None = None,
+    url: str | None = None,
+    events: list[str] | None = None,
+    is_active: bool | None = None,
+    regenerate_secret: bool = False,
+) -> Webhook:
+    """Only the given fields change; a regenerated secret is returned once by the caller."""
+    cleaned = _validated(name=name, url=url, events=events)
+    if is_active is not None:
+        cleaned["is_active"] = is_active
+    if regenerate_secret:
+        cleaned["previous_secret"] = webhook.secret
+        cleaned["previous_secret_expires_at"] = timezone.now() + PREVIOUS_SECRET_GRACE
+        cleaned["secret"] = generate_secret()
+    for field, value in cleaned.items():
+        setattr(webhook, field, value)
+    if cleaned:
+        webhook.save(update_fields=[*cleaned, "updated_at"])
+    return webhook
+
+
+def webhook_delete(*, webhook: Webhook) -> None:
+    webhook.delete()
+
+
+def webhook_signing_secrets(webhook: Webhook) -> list[str]:
+    """The current secret, plus the previous one during its grace period."""
+    secrets_in_use = [webhook.secret]
+    if (
+        webhook.previous_secret
+        and webhook.previous_secret_expires_at
+        and webhook.previous_secret_expires_at > timezone.now()
+    ):
+        secrets_in_use.append(webhook.previous_secret)
+    return secrets_in_use

@@ -22,3 +22,9 @@ class TicketClosed(Conflict):
     message = "Ticket fechado."
     field = "status"
     detail = "Tickets fechados não recebem novas respostas."
+
+
+class StatusNotFound(NotFound):
+    message = "Status não encontrado."
+    field = "status_id"
+    detail = "Status inexistente nesta organização."

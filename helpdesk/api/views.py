@@ -2,21 +2,33 @@
 
 import logging
 
-from django.db import connection
+from django.db import connection, transaction
 from django.http import JsonResponse
-from rest_framework.permissions import AllowAny
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import SAFE_METHODS, AllowAny
 from rest_framework.views import APIView
 
 from helpdesk import exceptions as domain
 from helpdesk.api.exceptions import error_payload, internal_error
 from helpdesk.api.renderers import JSONOnlyNegotiation
 from helpdesk.api.responses import EnvelopeResponse
+from helpdesk.api.schema import ErrorEnvelope, envelope
 
 logger = logging.getLogger(__name__)
 
 
 class EnvelopeAPIView(APIView):
     content_negotiation_class = JSONOnlyNegotiation
+
+    def dispatch(self, request, *args, **kwargs):
+        # A write request is one transaction, so a failure after a service
+        # committed its part leaves nothing behind for a retry to duplicate.
+        # Reads stay outside: on SQLite a transaction takes the write lock.
+        if request.method in SAFE_METHODS:
+            return super().dispatch(request, *args, **kwargs)
+        with transaction.atomic():
+            return super().dispatch(request, *args, **kwargs)
 
 
 class HealthView(EnvelopeAPIView):
@@ -25,6 +37,20 @@ class HealthView(EnvelopeAPIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        operation_id="health",
+        tags=["Operação"],
+        auth=[],
+        responses={
+            200: envelope(
+                "Saude",
+                inline_serializer(
+                    name="SaudeDados", fields={"database": serializers.CharField(), "broker": serializers.CharField()}
+                ),
+            ),
+            503: ErrorEnvelope,
+        },
+    )
     def get(self, request):
         from config.celery import app
 

@@ -5,9 +5,9 @@ from tickets.api import views
 
 urlpatterns = [
     path("tickets", views.TicketCollectionView.as_view(), name="partner-tickets"),
-    path("tickets/<str:ticket_id>", views.TicketDetailView.as_view(), name="partner-ticket"),
-    path("tickets/<str:ticket_id>/respostas", views.ReplyCollectionView.as_view(), name="partner-replies"),
-    path("tickets/<str:ticket_id>/respostas/<str:reply_id>", views.ReplyDetailView.as_view(), name="partner-reply"),
+    path("tickets/<str:id>", views.TicketDetailView.as_view(), name="partner-ticket"),
+    path("tickets/<str:id>/respostas", views.ReplyCollectionView.as_view(), name="partner-replies"),
+    path("tickets/<str:id>/respostas/<str:resposta>", views.ReplyDetailView.as_view(), name="partner-reply"),
     path("atendentes", views.AgentCollectionView.as_view(), name="partner-agents"),
     path("atendentes/avatar/<str:token>", AvatarView.as_view(), name="agent-avatar"),
 ]

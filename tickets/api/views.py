@@ -1,9 +1,12 @@
 """Partner API v1: thin views over tickets' services and selectors."""
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 
 from helpdesk.api.pagination import PageQuery, page_payload, paginate
 from helpdesk.api.responses import EnvelopeResponse
+from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.avatars import avatar_url
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerAPIView
@@ -16,6 +19,15 @@ AGENTS_PER_PAGE = 10
 
 
 class TicketCollectionView(PartnerAPIView):
+    @extend_schema(
+        operation_id="v1_tickets_list",
+        tags=["Parceiros v1"],
+        parameters=[TicketListQuery],
+        responses={
+            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut)),
+            **errors(401, 422, 429),
+        },
+    )
     def get(self, request):
         query = TicketListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -29,6 +41,16 @@ class TicketCollectionView(PartnerAPIView):
         page = paginate(tickets, page=params["page"], per_page=params["por_pagina"])
         return EnvelopeResponse(page_payload(page, TicketPublicOut), message="Tickets listados.")
 
+    @extend_schema(
+        operation_id="v1_tickets_create",
+        tags=["Parceiros v1"],
+        request=TicketCreateIn,
+        responses={
+            201: envelope("TicketCriado", TicketPublicOut),
+            200: OpenApiResponse(envelope("TicketExistente", TicketPublicOut), description="Mesmo external_id."),
+            **errors(400, 401, 413, 422, 429),
+        },
+    )
     def post(self, request):
         payload = TicketCreateIn(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -54,14 +76,25 @@ class TicketCollectionView(PartnerAPIView):
 
 
 class TicketDetailView(PartnerAPIView):
-    def get(self, request, ticket_id):
-        ticket = ticket_get_public(organization=self.organization, ticket_id=ticket_id)
+    @extend_schema(
+        operation_id="v1_tickets_retrieve",
+        tags=["Parceiros v1"],
+        responses={200: envelope("TicketEncontrado", TicketPublicOut), **errors(401, 404, 429)},
+    )
+    def get(self, request, id):
+        ticket = ticket_get_public(organization=self.organization, ticket_id=id)
         return EnvelopeResponse(TicketPublicOut(ticket).data, message="Ticket encontrado.")
 
 
 class ReplyCollectionView(PartnerAPIView):
-    def post(self, request, ticket_id):
-        ticket = ticket_get(organization=self.organization, ticket_id=ticket_id)
+    @extend_schema(
+        operation_id="v1_tickets_replies_create",
+        tags=["Parceiros v1"],
+        request=ReplyIn,
+        responses={201: envelope("RespostaEnviada", ReplyPublicOut), **errors(400, 401, 404, 409, 413, 422, 429)},
+    )
+    def post(self, request, id):
+        ticket = ticket_get(organization=self.organization, ticket_id=id)
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_create_by_customer(ticket=ticket, body=payload.validated_data["mensagem"])
@@ -69,9 +102,15 @@ class ReplyCollectionView(PartnerAPIView):
 
 
 class ReplyDetailView(PartnerAPIView):
-    def patch(self, request, ticket_id, reply_id):
-        ticket = ticket_get(organization=self.organization, ticket_id=ticket_id)
-        reply = reply_get_public(ticket=ticket, reply_id=reply_id)
+    @extend_schema(
+        operation_id="v1_tickets_replies_update",
+        tags=["Parceiros v1"],
+        request=ReplyIn,
+        responses={200: envelope("RespostaAtualizada", ReplyPublicOut), **errors(400, 401, 403, 404, 422, 429)},
+    )
+    def patch(self, request, id, resposta):
+        ticket = ticket_get(organization=self.organization, ticket_id=id)
+        reply = reply_get_public(ticket=ticket, reply_id=resposta)
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_customer(reply=reply, body=payload.validated_data["mensagem"])
@@ -83,11 +122,18 @@ class AgentOut(serializers.Serializer):
     nome = serializers.CharField(source="name")
     avatar_url = serializers.SerializerMethodField()
 
+    @extend_schema_field(OpenApiTypes.URI)
     def get_avatar_url(self, agent) -> str | None:
         return avatar_url(self.context["request"], agent)
 
 
 class AgentCollectionView(PartnerAPIView):
+    @extend_schema(
+        operation_id="v1_agents_list",
+        tags=["Parceiros v1"],
+        parameters=[PageQuery],
+        responses={200: envelope("AtendentesListados", page_of("PaginaAtendente", AgentOut)), **errors(401, 422, 429)},
+    )
     def get(self, request):
         query = PageQuery(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -1,0 +1,99 @@
+"""POST /api/auth/login and /api/auth/refresh."""
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework_simplejwt.settings import api_settings as jwt_settings
+
+from helpdesk.api.fields import TextField
+from helpdesk.api.responses import EnvelopeResponse
+from helpdesk.api.schema import envelope, errors
+from helpdesk.api.views import EnvelopeAPIView
+from helpdesk.auth import panel_login, panel_permissions, panel_refresh
+from helpdesk.ratelimit import count_request
+
+
+class LoginIn(serializers.Serializer):
+    email = TextField(max_length=254)
+    senha = TextField(max_length=4096, trim_whitespace=False)
+
+
+class RefreshIn(serializers.Serializer):
+    refresh_token = TextField(max_length=4096)
+
+
+class PanelUserOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(source="name")
+    email = serializers.EmailField()
+    permissoes = serializers.SerializerMethodField()
+
+    def get_permissoes(self, user) -> list[str]:
+        return panel_permissions(user)
+
+
+class TokensOut(serializers.Serializer):
+    access_token = serializers.CharField()
+    refresh_token = serializers.CharField()
+    token_type = serializers.CharField()
+    expires_in = serializers.IntegerField()
+    usuario = PanelUserOut()
+
+
+def _tokens(user, refresh) -> dict:
+    return TokensOut(
+        {
+            "access_token": str(refresh.access_token),
+            "refresh_token": str(refresh),
+            "token_type": "Bearer",
+            "expires_in": int(jwt_settings.ACCESS_TOKEN_LIFETIME.total_seconds()),
+            "usuario": user,
+        }
+    ).data
+
+
+class _PublicAuthView(EnvelopeAPIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    rate_group = ""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        count_request(request, group=self.rate_group, rate=settings.LOGIN_RATE_LIMIT, key="ip", policy="login")
+
+
+class LoginView(_PublicAuthView):
+    rate_group = "panel-login"
+
+    @extend_schema(
+        operation_id="auth_login",
+        tags=["Painel: autenticação"],
+        auth=[],
+        request=LoginIn,
+        responses={200: envelope("LoginRealizado", TokensOut), **errors(400, 401, 422, 429)},
+    )
+    def post(self, request):
+        payload = LoginIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        user, refresh = panel_login(
+            email=payload.validated_data["email"], password=payload.validated_data["senha"], request=request
+        )
+        return EnvelopeResponse(_tokens(user, refresh), message="Login realizado.")
+
+
+class RefreshView(_PublicAuthView):
+    rate_group = "panel-refresh"
+
+    @extend_schema(
+        operation_id="auth_refresh",
+        tags=["Painel: autenticação"],
+        auth=[],
+        request=RefreshIn,
+        responses={200: envelope("TokenRenovado", TokensOut), **errors(400, 401, 422, 429)},
+    )
+    def post(self, request):
+        payload = RefreshIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        user, refresh = panel_refresh(raw_refresh_token=payload.validated_data["refresh_token"])
+        return EnvelopeResponse(_tokens(user, refresh), message="Token renovado.")

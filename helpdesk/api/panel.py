@@ -1,0 +1,61 @@
+"""Base view and permissions of the panel APIs (JWT)."""
+
+from django.conf import settings
+from rest_framework.permissions import BasePermission, IsAuthenticated
+
+from helpdesk.api.views import EnvelopeAPIView
+from helpdesk.auth import PanelJWTAuthentication
+from helpdesk.models import Agent
+from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
+from helpdesk.ratelimit import count_request
+
+
+class InOrganization(BasePermission):
+    """Panel endpoints act on the user's organization; a user without one has nothing here."""
+
+    def has_permission(self, request, view):
+        return request.user.organization_id is not None
+
+
+class CanManagePublicApi(BasePermission):
+    def has_permission(self, request, view):
+        return request.user.has_perm(MANAGE_PUBLIC_API_PERM)
+
+
+class IsActiveAgent(BasePermission):
+    def has_permission(self, request, view):
+        agent = Agent.objects.filter(
+            user=request.user, organization_id=request.user.organization_id, is_active=True
+        ).first()
+        view.agent = agent
+        return agent is not None
+
+
+def _user_key(group, request) -> str:
+    return str(request.user.pk)
+
+
+class PanelAPIView(EnvelopeAPIView):
+    authentication_classes = [PanelJWTAuthentication]
+    permission_classes = [IsAuthenticated, InOrganization]
+    auth_error_field = "token"
+
+    @property
+    def organization(self):
+        return self.request.user.organization
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        count_request(request, group="panel-api", rate=settings.PANEL_RATE_LIMIT, key=_user_key, policy="painel")
+
+
+class ManagementAPIView(PanelAPIView):
+    """Credentials and webhooks: `api_publica:gerenciar` required."""
+
+    permission_classes = [IsAuthenticated, InOrganization, CanManagePublicApi]
+
+
+class AgentPanelAPIView(PanelAPIView):
+    """Ticket work: any active agent of the organization."""
+
+    permission_classes = [IsAuthenticated, InOrganization, IsActiveAgent]

@@ -1,0 +1,82 @@
+"""Panel login with JWTs (simplejwt): login, refresh with rotation, authentication.
+
+Tokens carry a digest of the password hash (simplejwt's revoke claim), so a
+password change invalidates every token at once; the user, their organization
+and their permissions are read from the database on every request.
+"""
+
+from django.contrib.auth import authenticate
+from django.db import transaction
+from rest_framework_simplejwt.authentication import JWTAuthentication
+from rest_framework_simplejwt.exceptions import AuthenticationFailed, InvalidToken, TokenError
+from rest_framework_simplejwt.settings import api_settings as jwt_settings
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
+from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.utils import get_md5_hash_password
+
+from helpdesk.exceptions import NotAuthenticated
+from helpdesk.models import User
+from helpdesk.permissions import MANAGE_PUBLIC_API, MANAGE_PUBLIC_API_PERM
+
+
+class InvalidCredentials(NotAuthenticated):
+    message = "Credenciais inválidas."
+    field = "credenciais"
+    detail = "E-mail ou senha incorretos."
+
+
+class InvalidPanelToken(NotAuthenticated):
+    field = "token"
+    detail = "Token ausente, inválido ou expirado."
+
+
+class PanelJWTAuthentication(JWTAuthentication):
+    """Any token problem is the contract's 401 with field `token`."""
+
+    def authenticate(self, request):
+        try:
+            return super().authenticate(request)
+        except (InvalidToken, AuthenticationFailed, TokenError):
+            raise InvalidPanelToken()
+
+    def get_user(self, validated_token):
+        try:
+            return super().get_user(validated_token)
+        except (InvalidToken, AuthenticationFailed, User.DoesNotExist, ValueError):
+            raise InvalidPanelToken()
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="painel"'
+
+
+def panel_permissions(user: User) -> list[str]:
+    return [MANAGE_PUBLIC_API] if user.organization_id and user.has_perm(MANAGE_PUBLIC_API_PERM) else []
+
+
+def panel_login(*, email: str, password: str, request=None) -> tuple[User, RefreshToken]:
+    """Same answer whether the e-mail exists or not (Django's backend hashes either way)."""
+    user = authenticate(request, email=email.strip(), password=password)
+    if user is None or not user.is_active:
+        raise InvalidCredentials()
+    return user, RefreshToken.for_user(user)
+
+
+def panel_refresh(*, raw_refresh_token: str) -> tuple[User, RefreshToken]:
+    """Rotate: the used refresh token is blacklisted, even when two refreshes race."""
+    try:
+        old = RefreshToken(raw_refresh_token)
+    except TokenError:
+        raise InvalidPanelToken()
+    user = User.objects.filter(pk=old.get(jwt_settings.USER_ID_CLAIM)).first()
+    if (
+        user is None
+        or not user.is_active
+        or old.get(jwt_settings.REVOKE_TOKEN_CLAIM) != get_md5_hash_password(user.password)
+    ):
+        raise InvalidPanelToken()
+    with transaction.atomic():
+        outstanding = OutstandingToken.objects.select_for_update().filter(jti=old[jwt_settings.JTI_CLAIM]).first()
+        if outstanding is None or BlacklistedToken.objects.filter(token=outstanding).exists():
+            raise InvalidPanelToken()
+        BlacklistedToken.objects.create(token=outstanding)
+    return user, RefreshToken.for_user(user)

@@ -1,0 +1,60 @@
+"""Rate limits with django-ratelimit in the shared cache (Redis in production).
+
+`count_request` counts one request against a key and raises RateLimited past
+the limit; the state it returns feeds the rate-limit response headers.
+"""
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django_ratelimit.core import get_usage
+
+from helpdesk.exceptions import RateLimited
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_RATE_RE = re.compile(r"^(\d+)/(\d*)([smhd])$")
+
+
+@dataclass(frozen=True)
+class RateLimitState:
+    policy: str
+    limit: int
+    remaining: int
+    reset_in: int  # seconds until the window ends
+    window: int
+
+    def headers(self) -> dict[str, str]:
+        reset_in = max(self.reset_in, 0)
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(int(time.time()) + reset_in),
+            "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={self.window}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={reset_in}',
+        }
+
+
+def window_seconds(rate: str) -> int:
+    match = _RATE_RE.match(rate)
+    if not match:
+        raise ValueError(f"invalid rate {rate!r}")
+    return int(match.group(2) or 1) * _UNITS[match.group(3)]
+
+
+def count_request(request, *, group: str, rate: str, key: str | Callable, policy: str) -> RateLimitState | None:
+    """Returns None when the cache is down and the limiter fails open."""
+    usage = get_usage(request, group=group, key=key, rate=rate, increment=True)
+    if usage is None or usage.get("count") is None:
+        return None
+    state = RateLimitState(
+        policy=policy,
+        limit=usage["limit"],
+        remaining=max(usage["limit"] - usage["count"], 0),
+        reset_in=int(usage["time_left"]),
+        window=window_seconds(rate),
+    )
+    if usage["should_limit"]:
+        raise RateLimited(headers={**state.headers(), "Retry-After": str(max(state.reset_in, 1))})
+    return state

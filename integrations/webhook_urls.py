@@ -1,0 +1,61 @@
+"""Webhook URL rules: https, and a host that resolves only to public addresses.
+
+Checked when a webhook is saved and again before every delivery (the address
+a name resolves to can change). WEBHOOK_ALLOW_INSECURE_URLS lifts both rules
+for development and tests.
+"""
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+MAX_URL_LENGTH = 2048
+
+
+class UnsafeWebhookUrl(ValueError):
+    """The message is the Portuguese sentence shown to the panel user."""
+
+
+def resolve_host(host: str, port: int) -> list[str]:
+    """Every address the host resolves to (a seam for tests)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return sorted({info[4][0] for info in infos})
+
+
+def is_public_address(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_link_local or ip.is_loopback)
+
+
+def validate_webhook_url(url: str) -> str:
+    """Returns the URL unchanged or raises UnsafeWebhookUrl."""
+    if len(url) > MAX_URL_LENGTH:
+        raise UnsafeWebhookUrl(f"A URL deve ter no máximo {MAX_URL_LENGTH} caracteres.")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise UnsafeWebhookUrl("Informe uma URL válida.")
+    insecure_allowed = settings.WEBHOOK_ALLOW_INSECURE_URLS
+    allowed_schemes = {"https", "http"} if insecure_allowed else {"https"}
+    if parts.scheme not in allowed_schemes:
+        raise UnsafeWebhookUrl("A URL deve usar https://.")
+    if not parts.hostname:
+        raise UnsafeWebhookUrl("Informe uma URL válida.")
+    if parts.username is not None or parts.password is not None:
+        raise UnsafeWebhookUrl("A URL não pode conter usuário ou senha.")
+    if insecure_allowed:
+        return url
+    try:
+        addresses = resolve_host(parts.hostname, port or 443)
+    except (OSError, UnicodeError):
+        raise UnsafeWebhookUrl("Não foi possível resolver o host da URL.")
+    if not addresses:
+        raise UnsafeWebhookUrl("Não foi possível resolver o host da URL.")
+    if not all(is_public_address(address) for address in addresses):
+        raise UnsafeWebhookUrl("O host da URL deve resolver apenas para endereços públicos.")
+    return url

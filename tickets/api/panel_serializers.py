@@ -1,0 +1,49 @@
+"""Agent panel API shapes: the partner's shapes plus what only agents see."""
+
+from rest_framework import serializers
+
+from helpdesk.api.fields import StrictBooleanField, TextField
+from tickets.api.serializers import ReplyPublicOut, TicketListQuery, TicketSummaryOut
+from tickets.models import Priority
+
+
+class PanelStatusOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(source="name")
+    categoria = serializers.CharField(source="category")
+    cor = serializers.CharField(source="color")
+
+
+class PanelAgentRefOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(source="name")
+
+
+class PanelReplyOut(ReplyPublicOut):
+    interna = serializers.BooleanField(source="is_internal")
+
+
+class PanelTicketOut(TicketSummaryOut):
+    status = PanelStatusOut()
+    atendente = PanelAgentRefOut(source="assignee", allow_null=True)
+    respostas = PanelReplyOut(source="thread", many=True)
+
+
+class PanelTicketListQuery(TicketListQuery):
+    status = serializers.UUIDField(required=False)
+    atendente = serializers.UUIDField(required=False)
+
+
+class PanelReplyIn(serializers.Serializer):
+    mensagem = TextField(max_length=65535)
+    interna = StrictBooleanField(required=False, default=False)
+
+
+class PanelReplyEditIn(serializers.Serializer):
+    mensagem = TextField(max_length=65535)
+
+
+class PanelTicketUpdateIn(serializers.Serializer):
+    status_id = serializers.UUIDField(required=False)
+    atendente_id = serializers.UUIDField(required=False, allow_null=True)
+    prioridade = serializers.ChoiceField(choices=Priority.choices, required=False)
