@@ -9,7 +9,6 @@ from helpdesk.models import Organization
 from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
 from tickets.models import Reply, StatusCategory, Ticket, TicketStatus
 
-
 _TICKET_NUMBER_RE = re.compile(r"[0-9]{1,9}")
 
 

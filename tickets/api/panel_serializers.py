@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from helpdesk.api.fields import StrictBooleanField, TextField
+from helpdesk.api.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.serializers import ReplyPublicOut, TicketListQuery, TicketSummaryOut
 from tickets.models import Priority
 
@@ -44,6 +44,6 @@ class PanelReplyEditIn(serializers.Serializer):
 
 
 class PanelTicketUpdateIn(serializers.Serializer):
-    status_id = serializers.UUIDField(required=False)
-    atendente_id = serializers.UUIDField(required=False, allow_null=True)
+    status_id = StrictUUIDField(required=False)
+    atendente_id = StrictUUIDField(required=False, allow_null=True)
     prioridade = serializers.ChoiceField(choices=Priority.choices, required=False)
