@@ -111,27 +111,40 @@ AUTH_PASSWORD_VALIDATORS = [
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-    CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 else:
     # One web process with threads in the embedded mode, so this cache is shared
     # by every request that counts against a rate limit.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "helpdesk"}}
+    # django-ratelimit wants a shared cache; the embedded mode runs one web
+    # process, whose local-memory cache every request thread shares.
+    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = DATA_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # With prefetch 1 a worker waits a whole polling interval per task.
         "polling_interval": 0.1,
     }
-    # django-ratelimit wants a shared cache; the embedded mode runs one web
-    # process, whose local-memory cache every request thread shares.
-    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": 3600,
+        # Publishing happens after an agent's action commits, in the request:
+        # with the broker down, give up fast (the dispatcher re-queues later)
+        # instead of kombu's default of retrying the connection forever.
+        "max_retries": 1,
+        "interval_start": 0,
+        "interval_step": 0.5,
+        "interval_max": 1,
+        "socket_connect_timeout": 3,
+    }
 
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -139,7 +152,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BEAT_SCHEDULE = {
+    "dispatch-due-webhook-deliveries": {
+        "task": "integrations.dispatch_due_deliveries",
+        "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=10.0),
+    },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
 }
 
@@ -223,6 +241,8 @@ WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]
 WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)
+# Seconds before the dispatcher queues again a delivery whose message never arrived.
+WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=60.0)
 
 LOGGING = {
     "version": 1,

@@ -4,14 +4,18 @@
 the limit; the state it returns feeds the rate-limit response headers.
 """
 
+import logging
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django_ratelimit.core import get_usage
 
 from helpdesk.exceptions import RateLimited
+
+logger = logging.getLogger(__name__)
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RATE_RE = re.compile(r"^(\d+)/(\d*)([smhd])$")
@@ -45,7 +49,15 @@ def window_seconds(rate: str) -> int:
 
 def count_request(request, *, group: str, rate: str, key: str | Callable, policy: str) -> RateLimitState | None:
     """Returns None when the cache is down and the limiter fails open."""
-    usage = get_usage(request, group=group, key=key, rate=rate, increment=True)
+    try:
+        usage = get_usage(request, group=group, key=key, rate=rate, increment=True)
+    except Exception:
+        # django-ratelimit fails open on a cache that answers None; Django's
+        # Redis cache raises instead, so the same decision is made here.
+        logger.warning("rate-limit cache unavailable (fail open: %s)", settings.RATELIMIT_FAIL_OPEN, exc_info=True)
+        if settings.RATELIMIT_FAIL_OPEN:
+            return None
+        raise RateLimited()
     if usage is None or usage.get("count") is None:
         return None
     state = RateLimitState(

@@ -1,4 +1,4 @@
-from helpdesk.exceptions import NotFound
+from helpdesk.exceptions import Conflict, NotFound
 
 
 class CredentialNotFound(NotFound):
@@ -11,3 +11,15 @@ class WebhookNotFound(NotFound):
     message = "Webhook não encontrado."
     field = "id"
     detail = "Webhook inexistente nesta organização."
+
+
+class DeliveryNotFound(NotFound):
+    message = "Entrega não encontrada."
+    field = "entrega"
+    detail = "Entrega inexistente neste webhook."
+
+
+class WebhookInactive(Conflict):
+    message = "Webhook inativo."
+    field = "ativo"
+    detail = "Ative o webhook antes de enviar eventos para ele."

@@ -99,3 +99,83 @@ class Webhook(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class WebhookEvent(models.Model):
+    """Something a partner is told about; the body is frozen so every delivery and retry sends the same bytes."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="webhook_events"
+    )
+    kind = models.CharField("evento", max_length=40, choices=EventKind.choices)
+    body = models.TextField("corpo")
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+
+    class Meta:
+        verbose_name = "evento de webhook"
+        verbose_name_plural = "eventos de webhook"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id}"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pendente", "Pendente"
+    SENDING = "enviando", "Enviando"
+    SUCCEEDED = "sucesso", "Entregue"
+    FAILED = "falhou", "Falhou"
+    CANCELLED = "cancelada", "Cancelada"
+
+
+class WebhookDelivery(models.Model):
+    """One event to one webhook (the outbox row). Its id is the X-Service-Delivery header,
+    stable across retries; the retry schedule lives here, not in the broker."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    webhook = models.ForeignKey(Webhook, verbose_name="webhook", on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(WebhookEvent, verbose_name="evento", on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField("situação", max_length=20, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempt_count = models.PositiveSmallIntegerField("tentativas", default=0)
+    next_attempt_at = models.DateTimeField("próxima tentativa em", null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_attempt_at = models.DateTimeField("última tentativa em", null=True, blank=True)
+    created_at = models.DateTimeField("criada em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizada em", auto_now=True)
+
+    class Meta:
+        verbose_name = "entrega de webhook"
+        verbose_name_plural = "entregas de webhook"
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
+            models.Index(fields=["status", "lease_expires_at"], name="delivery_lease"),
+            models.Index(fields=["webhook", "-created_at"], name="delivery_webhook_newest"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.id)
+
+
+class WebhookDeliveryAttempt(models.Model):
+    """One HTTP attempt of a delivery, kept for the delivery log."""
+
+    id = models.BigAutoField(primary_key=True)
+    delivery = models.ForeignKey(
+        WebhookDelivery, verbose_name="entrega", on_delete=models.CASCADE, related_name="attempts"
+    )
+    number = models.PositiveSmallIntegerField("tentativa")
+    attempted_at = models.DateTimeField("enviada em")
+    status_code = models.PositiveSmallIntegerField("código HTTP", null=True, blank=True)
+    duration_ms = models.PositiveIntegerField("duração (ms)")
+    error = models.TextField("erro", blank=True)
+    response_excerpt = models.TextField("início da resposta", blank=True)
+    succeeded = models.BooleanField("sucesso", default=False)
+
+    class Meta:
+        verbose_name = "tentativa de entrega"
+        verbose_name_plural = "tentativas de entrega"
+        ordering = ["number", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.delivery_id} #{self.number}"

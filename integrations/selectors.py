@@ -3,12 +3,12 @@
 import hmac
 import uuid
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from helpdesk.models import Organization
-from integrations.exceptions import CredentialNotFound, WebhookNotFound
+from integrations.exceptions import CredentialNotFound, DeliveryNotFound, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest
-from integrations.models import ApiCredential, Webhook
+from integrations.models import ApiCredential, Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
 
 def _as_uuid(value) -> uuid.UUID | None:
@@ -51,3 +51,21 @@ def webhook_get(*, organization: Organization, webhook_id) -> Webhook:
     if webhook is None:
         raise WebhookNotFound()
     return webhook
+
+
+def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
+    """Newest first, each with its event kind and its attempts: a fixed number of queries."""
+    return (
+        WebhookDelivery.objects.filter(webhook=webhook)
+        .select_related("event")
+        .prefetch_related(Prefetch("attempts", queryset=WebhookDeliveryAttempt.objects.order_by("number", "id")))
+        .order_by("-created_at", "-id")
+    )
+
+
+def delivery_get(*, webhook: Webhook, delivery_id) -> WebhookDelivery:
+    pk = _as_uuid(delivery_id)
+    delivery = delivery_list(webhook=webhook).filter(pk=pk).first() if pk else None
+    if delivery is None:
+        raise DeliveryNotFound()
+    return delivery

@@ -12,7 +12,7 @@ from django.utils import timezone
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
 from integrations.keys import display_prefix, generate_key, key_digest
-from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, Webhook
+from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
 
@@ -121,7 +121,13 @@ def webhook_update(
     for field, value in cleaned.items():
         setattr(webhook, field, value)
     if cleaned:
-        webhook.save(update_fields=[*cleaned, "updated_at"])
+        with transaction.atomic():
+            webhook.save(update_fields=[*cleaned, "updated_at"])
+            if is_active is False:
+                # A deactivated webhook stops its pending deliveries.
+                webhook.deliveries.filter(status=DeliveryStatus.PENDING).update(
+                    status=DeliveryStatus.CANCELLED, next_attempt_at=None
+                )
     return webhook
 
 

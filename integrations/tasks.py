@@ -1,8 +1,22 @@
-"""Celery tasks of the integrations app."""
+"""Celery tasks: fetch by id, call a service. Safe to run twice."""
 
 from celery import shared_task
 
+from integrations.delivery import deliveries_claim_due, delivery_attempt
+from integrations.events import deliveries_enqueue
 from integrations.idempotency import idempotency_purge_expired
+
+
+@shared_task(name="integrations.deliver_webhook", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
+    delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
+
+
+@shared_task(name="integrations.dispatch_due_deliveries", ignore_result=True)
+def dispatch_due_deliveries() -> int:
+    due = deliveries_claim_due()
+    deliveries_enqueue(due)
+    return len(due)
 
 
 @shared_task(name="integrations.purge_idempotency_records")

@@ -8,6 +8,33 @@ from django.db.models import Q
 from helpdesk.models import Agent, Organization
 
 
+class TracksLoadedValues(models.Model):
+    """Remembers the values of `tracked_fields` as loaded, so post_save receivers can tell what changed."""
+
+    tracked_fields: tuple[str, ...] = ()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        # post_save receivers have seen the change; the next save compares against this state.
+        self.remember_loaded_values()
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance.remember_loaded_values()
+        return instance
+
+    def remember_loaded_values(self) -> None:
+        self._loaded_values = {name: self.__dict__.get(name) for name in self.tracked_fields}
+
+    def loaded_value(self, name: str):
+        """The value as loaded from the database; None for an instance never loaded."""
+        return getattr(self, "_loaded_values", {}).get(name)
+
+
 class Contact(models.Model):
     """A requester (solicitante); deduplicated by the partner's external_id."""
 
@@ -92,7 +119,9 @@ class TicketSequence(models.Model):
         return f"{self.organization_id}: {self.last_number}"
 
 
-class Ticket(models.Model):
+class Ticket(TracksLoadedValues):
+    tracked_fields = ("status_id",)
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
         Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="tickets"
@@ -142,8 +171,10 @@ class ReplyOrigin(models.TextChoices):
     CUSTOMER_API = "cliente_api", "Cliente (API)"
 
 
-class Reply(models.Model):
+class Reply(TracksLoadedValues):
     """A message in a ticket's thread: a public reply or an internal note (is_internal)."""
+
+    tracked_fields = ("body",)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     ticket = models.ForeignKey(Ticket, verbose_name="ticket", on_delete=models.CASCADE, related_name="replies")

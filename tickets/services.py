@@ -190,9 +190,10 @@ def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
 
 
 def _reply_set_body(reply: Reply, body: str) -> Reply:
-    reply.body = body
-    reply.edited = True
-    reply.save(update_fields=["body", "edited", "updated_at"])
+    with transaction.atomic():
+        reply.body = body
+        reply.edited = True
+        reply.save(update_fields=["body", "edited", "updated_at"])
     return reply
 
 

@@ -50,3 +50,31 @@ class WebhookUpdateIn(serializers.Serializer):
     eventos = serializers.ListField(child=TextField(max_length=100), allow_empty=False, max_length=20, required=False)
     ativo = StrictBooleanField(required=False)
     regenerar_segredo = StrictBooleanField(required=False, default=False)
+
+
+class DeliveryAttemptOut(serializers.Serializer):
+    tentativa = serializers.IntegerField(source="number")
+    enviada_em = serializers.DateTimeField(source="attempted_at")
+    status_code = serializers.IntegerField(allow_null=True)
+    duracao_ms = serializers.IntegerField(source="duration_ms")
+    erro = serializers.CharField(source="error")
+    resposta = serializers.CharField(source="response_excerpt")
+    sucesso = serializers.BooleanField(source="succeeded")
+
+
+class DeliveryOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    evento = serializers.CharField(source="event.kind")
+    evento_id = serializers.UUIDField(source="event_id")
+    status = serializers.CharField()
+    tentativas = serializers.IntegerField(source="attempt_count")
+    proxima_tentativa_em = serializers.SerializerMethodField()
+    ultima_tentativa_em = serializers.DateTimeField(source="last_attempt_at")
+    criado_em = serializers.DateTimeField(source="created_at")
+    historico = DeliveryAttemptOut(source="attempts", many=True)
+
+    def get_proxima_tentativa_em(self, delivery) -> str | None:
+        # Only a scheduled retry is news; the requeue guard of a fresh delivery is not.
+        if delivery.status != "pendente" or delivery.attempt_count == 0 or delivery.next_attempt_at is None:
+            return None
+        return serializers.DateTimeField().to_representation(delivery.next_attempt_at)

@@ -1,20 +1,33 @@
 """Management API: API credentials and webhooks of the user's organization."""
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 
+from helpdesk.api.pagination import PageQuery, page_payload, paginate
 from helpdesk.api.panel import ManagementAPIView
 from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.api.schema import envelope, errors
+from helpdesk.api.schema import envelope, errors, page_of
 from integrations.api.serializers import (
     CredentialCreatedOut,
     CredentialCreateIn,
     CredentialOut,
+    DeliveryOut,
     WebhookCreateIn,
     WebhookOut,
     WebhookUpdateIn,
     WebhookWithSecretOut,
 )
-from integrations.selectors import credential_get, credential_list, webhook_get, webhook_list
+from integrations.delivery import delivery_resend
+from integrations.events import test_event
+from integrations.exceptions import WebhookInactive
+from integrations.selectors import (
+    credential_get,
+    credential_list,
+    delivery_get,
+    delivery_list,
+    webhook_get,
+    webhook_list,
+)
 from integrations.services import (
     credential_create,
     credential_revoke,
@@ -136,3 +149,63 @@ class WebhookDetailView(ManagementAPIView):
         webhook = webhook_get(organization=self.organization, webhook_id=id)
         webhook_delete(webhook=webhook)
         return EnvelopeResponse(None, message="Webhook removido.")
+
+
+class DeliveryListQuery(PageQuery):
+    por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
+
+
+class WebhookTestView(ManagementAPIView):
+    @extend_schema(
+        operation_id="webhooks_test",
+        tags=["Painel: webhooks"],
+        request=None,
+        responses={200: envelope("TesteEnfileirado", DeliveryOut), **errors(401, 403, 404, 409, 429)},
+    )
+    def post(self, request, id):
+        webhook = webhook_get(organization=self.organization, webhook_id=id)
+        if not webhook.is_active:
+            raise WebhookInactive()
+        event = test_event(webhook)
+        delivery = delivery_get(webhook=webhook, delivery_id=event.deliveries.get().pk)
+        return EnvelopeResponse(DeliveryOut(delivery).data, message="Evento de teste enfileirado.")
+
+
+class DeliveryCollectionView(ManagementAPIView):
+    @extend_schema(
+        operation_id="webhooks_deliveries_list",
+        tags=["Painel: webhooks"],
+        parameters=[DeliveryListQuery],
+        responses={
+            200: envelope("EntregasListadas", page_of("PaginaEntrega", DeliveryOut)),
+            **errors(401, 403, 404, 422, 429),
+        },
+    )
+    def get(self, request, id):
+        webhook = webhook_get(organization=self.organization, webhook_id=id)
+        query = DeliveryListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = paginate(
+            delivery_list(webhook=webhook),
+            page=query.validated_data["page"],
+            per_page=query.validated_data["por_pagina"],
+        )
+        return EnvelopeResponse(page_payload(page, DeliveryOut), message="Entregas listadas.")
+
+
+class DeliveryResendView(ManagementAPIView):
+    @extend_schema(
+        operation_id="webhooks_deliveries_resend",
+        tags=["Painel: webhooks"],
+        request=None,
+        responses={200: envelope("EntregaReenviada", DeliveryOut), **errors(401, 403, 404, 409, 429)},
+    )
+    def post(self, request, id, entrega):
+        webhook = webhook_get(organization=self.organization, webhook_id=id)
+        delivery = delivery_get(webhook=webhook, delivery_id=entrega)
+        if not webhook.is_active:
+            raise WebhookInactive()
+        copy = delivery_resend(delivery=delivery)
+        return EnvelopeResponse(
+            DeliveryOut(delivery_get(webhook=webhook, delivery_id=copy.pk)).data, message="Entrega reenviada."
+        )

@@ -1,0 +1,231 @@
+"""Webhook delivery: claim under a row lock, send signed, record the attempt, schedule the retry.
+
+At least once, never after success: a delivery is claimed (status `enviando`
+with a lease) under a row lock before any byte is sent, only if it is still
+pending at the attempt the queue message was made for; a stale or duplicate
+message finds nothing to do. A worker that dies mid-send leaves a lease that
+expires, and the dispatcher queues the delivery again, with the same id.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import requests
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from requests_hardened import Config, HTTPSession
+from requests_hardened.ip_filter import InvalidIPAddress
+
+from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
+from integrations.services import webhook_signing_secrets
+from integrations.signing import signed_headers
+from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
+
+logger = logging.getLogger(__name__)
+
+RESPONSE_EXCERPT_BYTES = 1024
+DISPATCH_BATCH = 200
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    status_code: int | None
+    duration_ms: int
+    error: str = ""
+    response_excerpt: str = ""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def max_attempts() -> int:
+    return len(settings.WEBHOOK_RETRY_DELAYS) + 1
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.WEBHOOK_TIMEOUT * 2 + settings.WEBHOOK_REQUEUE_AFTER)
+
+
+def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
+    """Take the delivery for one attempt, or None when there is nothing (left) to send."""
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(of=("self",))
+            .select_related("webhook", "event")
+            .filter(pk=delivery_id)
+            .first()
+        )
+        if delivery is None or delivery.attempt_count != expected_attempts:
+            return None
+        leased = (
+            delivery.status == DeliveryStatus.SENDING and delivery.lease_expires_at and delivery.lease_expires_at > now
+        )
+        if leased or delivery.status not in (DeliveryStatus.PENDING, DeliveryStatus.SENDING):
+            return None
+        if not delivery.webhook.is_active:
+            delivery.status = DeliveryStatus.CANCELLED
+            delivery.next_attempt_at = None
+            delivery.save(update_fields=["status", "next_attempt_at", "updated_at"])
+            return None
+        delivery.status = DeliveryStatus.SENDING
+        delivery.lease_expires_at = now + _lease()
+        delivery.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    return delivery
+
+
+def _session() -> HTTPSession:
+    insecure = settings.WEBHOOK_ALLOW_INSECURE_URLS
+    return HTTPSession(
+        Config(
+            ip_filter_enable=not insecure,
+            ip_filter_allow_loopback_ips=insecure,
+            never_redirect=True,
+            default_timeout=(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
+            user_agent_override="Helpdesk-Webhooks/1.0",
+        )
+    )
+
+
+def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
+    """One POST; reads at most 1 KB of the answer, follows no redirect."""
+    body = delivery.event.body.encode("utf-8")
+    headers = signed_headers(
+        secrets=webhook_signing_secrets(delivery.webhook),
+        delivery_id=str(delivery.pk),
+        event_kind=delivery.event.kind,
+        timestamp=int(time.time()),
+        body=body,
+    )
+    started = time.monotonic()
+    try:
+        validate_webhook_url(delivery.webhook.url)
+        with _session() as session:
+            response = session.post(
+                delivery.webhook.url, data=body, headers=headers, stream=True, allow_redirects=False
+            )
+            try:
+                excerpt = response.raw.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
+            finally:
+                response.close()
+    except (UnsafeWebhookUrl, InvalidIPAddress) as error:
+        return _failure(started, f"Endereço de destino não permitido: {error}")
+    except requests.Timeout:
+        return _failure(started, f"Tempo esgotado ({settings.WEBHOOK_TIMEOUT:g} s).")
+    except requests.RequestException as error:
+        return _failure(started, f"Falha de conexão: {type(error).__name__}: {error}"[:1000])
+    except Exception as error:  # the attempt is recorded whatever went wrong
+        logger.exception("webhook delivery %s failed unexpectedly", delivery.pk)
+        return _failure(started, f"Erro inesperado: {type(error).__name__}"[:1000])
+    outcome_error = "" if 200 <= response.status_code < 300 else f"Resposta HTTP {response.status_code}."
+    if 300 <= response.status_code < 400:
+        outcome_error = f"Redirecionamento {response.status_code} não é seguido."
+    return AttemptOutcome(
+        status_code=response.status_code,
+        duration_ms=_elapsed_ms(started),
+        error=outcome_error,
+        response_excerpt=excerpt.decode("utf-8", "replace"),
+    )
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _failure(started: float, error: str) -> AttemptOutcome:
+    return AttemptOutcome(status_code=None, duration_ms=_elapsed_ms(started), error=error)
+
+
+def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attempted_at) -> WebhookDelivery:
+    """Log the attempt; then success, a retry at the next delay, or `falhou`. 410 deactivates the webhook."""
+    with transaction.atomic():
+        current = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        number = delivery.attempt_count + 1
+        WebhookDeliveryAttempt.objects.create(
+            delivery=current,
+            number=number,
+            attempted_at=attempted_at,
+            status_code=outcome.status_code,
+            duration_ms=outcome.duration_ms,
+            error=outcome.error,
+            response_excerpt=outcome.response_excerpt,
+            succeeded=outcome.succeeded,
+        )
+        if current.attempt_count != delivery.attempt_count or current.status != DeliveryStatus.SENDING:
+            return current  # our lease ran out and another attempt took over: it owns the state now
+        current.attempt_count = number
+        current.last_attempt_at = attempted_at
+        current.lease_expires_at = None
+        if outcome.succeeded:
+            current.status, current.next_attempt_at = DeliveryStatus.SUCCEEDED, None
+        elif outcome.status_code == 410:
+            current.status, current.next_attempt_at = DeliveryStatus.FAILED, None
+            webhook_deactivate_gone(webhook_id=current.webhook_id)
+        elif number >= max_attempts():
+            current.status, current.next_attempt_at = DeliveryStatus.FAILED, None
+        else:
+            current.status = DeliveryStatus.PENDING
+            current.next_attempt_at = timezone.now() + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
+        current.save()
+    return current
+
+
+def webhook_deactivate_gone(*, webhook_id) -> None:
+    """410 Gone: the partner removed the endpoint; stop sending to it."""
+    Webhook.objects.filter(pk=webhook_id).update(is_active=False, updated_at=timezone.now())
+    WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
+        status=DeliveryStatus.CANCELLED, next_attempt_at=None
+    )
+
+
+def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
+    delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
+    if delivery is None:
+        return None
+    attempted_at = timezone.now()
+    outcome = delivery_send(delivery)
+    return delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+
+
+def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
+    """Due retries, messages that never arrived and leases of dead workers, each queued once.
+
+    SKIP LOCKED lets several beats or dispatchers run without taking the same rows.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        due = list(
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(
+                Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+                | Q(status=DeliveryStatus.SENDING, lease_expires_at__lte=now)
+            )
+            .order_by("next_attempt_at")
+            .only("id", "attempt_count")[:limit]
+        )
+        if due:
+            WebhookDelivery.objects.filter(pk__in=[d.pk for d in due]).update(
+                status=DeliveryStatus.PENDING,
+                lease_expires_at=None,
+                next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
+            )
+    return [(d.pk, d.attempt_count) for d in due]
+
+
+def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """A new delivery of the same event (same payload and event id, new delivery id and log)."""
+    from integrations.events import deliveries_enqueue
+
+    with transaction.atomic():
+        copy = WebhookDelivery.objects.create(
+            webhook=delivery.webhook,
+            event=delivery.event,
+            next_attempt_at=timezone.now() + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
+        )
+        transaction.on_commit(lambda: deliveries_enqueue([(copy.pk, 0)]), robust=True)
+    return copy

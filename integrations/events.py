@@ -1,0 +1,117 @@
+"""Outbox: an event and one delivery per subscribed, active webhook, written in
+the transaction of the action that caused it; queued to Celery once it commits.
+
+Payloads are built from the partner API's serializers, so a webhook shows a
+ticket exactly as GET /api/v1/tickets/{id} does, and never an internal note.
+"""
+
+import json
+import logging
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
+from tickets.api.serializers import ReplyPublicOut, TicketSummaryOut
+from tickets.models import Reply, ReplyOrigin, Ticket
+
+logger = logging.getLogger(__name__)
+
+
+def _body(event_id, kind: str, created_at, data: dict) -> str:
+    payload = {"id": str(event_id), "evento": kind, "criado_em": created_at, "data": data}
+    return json.dumps(payload, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":"))
+
+
+def _ticket_data(ticket_id) -> dict:
+    ticket = Ticket.objects.select_related("status", "requester").get(pk=ticket_id)
+    return TicketSummaryOut(ticket).data
+
+
+def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> WebhookEvent | None:
+    """Write the event and its deliveries; nothing when no active webhook wants this kind.
+
+    `webhooks` narrows the targets (the test event goes to one webhook only).
+    """
+    if webhooks is None:
+        webhooks = [
+            webhook
+            for webhook in Webhook.objects.filter(organization=organization, is_active=True)
+            if kind in webhook.events
+        ]
+    if not webhooks:
+        return None
+    with transaction.atomic():
+        now = timezone.now()
+        event = WebhookEvent(organization=organization, kind=kind)
+        event.body = _body(event.id, kind, now, data_builder())
+        event.save()
+        deliveries = WebhookDelivery.objects.bulk_create(
+            [
+                WebhookDelivery(
+                    webhook=webhook,
+                    event=event,
+                    status=DeliveryStatus.PENDING,
+                    # The beat re-queues it only if the message below never arrives.
+                    next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
+                )
+                for webhook in webhooks
+            ]
+        )
+        transaction.on_commit(partial(deliveries_enqueue, [(d.pk, 0) for d in deliveries]), robust=True)
+    return event
+
+
+def deliveries_enqueue(pending: list[tuple]) -> None:
+    """Best effort: with the broker down, the beat re-queue delivers later."""
+    from integrations.tasks import deliver_webhook
+
+    for delivery_id, expected_attempts in pending:
+        try:
+            deliver_webhook.apply_async(args=[str(delivery_id), expected_attempts], retry=False)
+        except Exception:
+            logger.warning("could not queue webhook delivery %s; the dispatcher will retry", delivery_id, exc_info=True)
+
+
+def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> WebhookEvent | None:
+    def build() -> dict:
+        data = {
+            "ticket": _ticket_data(reply.ticket_id),
+            "resposta": ReplyPublicOut(
+                Reply.objects.select_related("author_agent", "author_contact").get(pk=reply.pk)
+            ).data,
+        }
+        if previous_body is not None:
+            data["mensagem_anterior"] = previous_body
+        return data
+
+    return event_emit(organization=reply.ticket.organization, kind=kind, data_builder=build)
+
+
+def is_agent_public_reply(reply: Reply) -> bool:
+    """Only agents' public replies are news to the partner: no echo, no notes."""
+    return reply.origin == ReplyOrigin.AGENT and not reply.is_internal
+
+
+def ticket_resolved_event(ticket: Ticket) -> WebhookEvent | None:
+    return event_emit(
+        organization=ticket.organization,
+        kind=EventKind.RESOLVED,
+        data_builder=lambda: {"ticket": _ticket_data(ticket.pk)},
+    )
+
+
+def test_event(webhook: Webhook) -> WebhookEvent:
+    return event_emit(
+        organization=webhook.organization,
+        kind=EventKind.TEST,
+        webhooks=[webhook],
+        data_builder=lambda: {
+            "mensagem": "Evento de teste do webhook.",
+            "webhook": {"id": str(webhook.pk), "nome": webhook.name},
+        },
+    )

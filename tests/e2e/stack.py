@@ -1,0 +1,419 @@
+"""A running service for end-to-end tests: web (gunicorn), Celery worker and beat
+as real processes, on their own database and broker, and an HTTP receiver.
+
+Embedded default: a file SQLite database and the filesystem broker under a
+temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a database
+of its own on that server; with REDIS_URL it starts a redis-server of its own,
+so a test can stop the broker without touching anything else.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+ADMIN_PASSWORD = "e2e-Senha-forte-123"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+# --- receiver -----------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict
+    body: bytes
+    at: float
+
+
+@dataclass
+class Receiver:
+    """Records every request; answers per path from a script of responses.
+
+    A script item is a status code, ("sleep", seconds, status) or ("redirect", status, location).
+    The last item repeats.
+    """
+
+    requests: list = field(default_factory=list)
+    scripts: dict = field(default_factory=dict)
+
+    def start(self) -> "Receiver":
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                receiver.requests.append(Received(self.path, dict(self.headers.items()), body, time.time()))
+                script = receiver.scripts.get(self.path, [200])
+                item = script.pop(0) if len(script) > 1 else script[0]
+                location = None
+                if isinstance(item, tuple) and item[0] == "sleep":
+                    time.sleep(item[1])
+                    item = item[2]
+                elif isinstance(item, tuple) and item[0] == "redirect":
+                    item, location = item[1], item[2]
+                self.send_response(item)
+                if location:
+                    self.send_header("Location", location)
+                payload = b'{"ok": true}'
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def new_path(self, *script) -> str:
+        path = f"/hook/{uuid.uuid4().hex}"
+        self.scripts[path] = list(script) or [200]
+        return path
+
+    def at(self, path: str) -> list[Received]:
+        return [request for request in self.requests if request.path == path]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+# --- the service ------------------------------------------------------------
+
+
+class Stack:
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        self.data_dir = workdir / "data"
+        self.data_dir.mkdir(parents=True)
+        self.logs = workdir / "logs"
+        self.logs.mkdir()
+        self.port = free_port()
+        self.processes: dict[str, subprocess.Popen] = {}
+        self._database_name = None
+        self._redis_port = None
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATA_DIR": str(self.data_dir),
+            "WEBHOOK_ALLOW_INSECURE_URLS": "true",
+            "WEBHOOK_RETRY_DELAYS": "1,1,1,1",
+            "WEBHOOK_TIMEOUT": "2",
+            "WEBHOOK_REQUEUE_AFTER": "2",
+            "WEBHOOK_DISPATCH_INTERVAL": "0.5",
+            "PARTNER_RATE_LIMIT": "100000/m",
+            "LOGIN_RATE_LIMIT": "100000/m",
+            "PANEL_RATE_LIMIT": "100000/m",
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.env.pop("REQUIRE_POSTGRES", None)
+
+    # -- lifecycle
+    def start(self) -> "Stack":
+        if os.environ.get("DATABASE_URL", "").startswith(("postgres", "pgsql")):
+            self._create_database()
+        if os.environ.get("REDIS_URL"):
+            self.start_redis()
+        self.manage("migrate", "--noinput")
+        result = json.loads(
+            self.manage(
+                "create_organization",
+                "--name",
+                "E2E",
+                "--admin-email",
+                "admin@e2e.test",
+                "--admin-password",
+                ADMIN_PASSWORD,
+                "--json",
+            )
+        )
+        self.organization_id = result["organization_id"]
+        self.api_key = json.loads(
+            self.manage("create_api_key", "--organization", self.organization_id, "--name", "e2e", "--json")
+        )["key"]
+        self.start_web()
+        self.start_worker()
+        self.start_beat()
+        self.token = self.login()
+        return self
+
+    def stop(self) -> None:
+        for name in list(self.processes):
+            self.kill(name, signal.SIGTERM)
+        self.stop_redis()
+        if self._database_name:
+            self._drop_database()
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
+        return result.stdout
+
+    def _spawn(self, name: str, command: list[str]) -> None:
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (kept open for the process)
+        self.processes[name] = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def _web_command(self) -> list[str]:
+        return [
+            str(VENV_BIN / "gunicorn"),
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            "1",
+            "--threads",
+            "4",
+            "--timeout",
+            "60",
+        ]
+
+    def start_web(self) -> None:
+        self._spawn("web", self._web_command())
+        wait_for(lambda: self._web_status() == 200, timeout=30, message="the web server")
+
+    def start_worker(self) -> None:
+        self._spawn(
+            "worker",
+            [
+                str(VENV_BIN / "celery"),
+                "-A",
+                "config",
+                "worker",
+                "--concurrency",
+                "2",
+                "--prefetch-multiplier",
+                "1",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+        )
+        wait_for(lambda: b"ready." in (self.logs / "worker.log").read_bytes(), timeout=30, message="the worker")
+
+    def start_beat(self) -> None:
+        self._spawn(
+            "beat",
+            [
+                str(VENV_BIN / "celery"),
+                "-A",
+                "config",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(self.data_dir / "celerybeat-schedule"),
+            ],
+        )
+
+    def kill(self, name: str, sig=signal.SIGKILL) -> None:
+        process = self.processes.pop(name)
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def _web_status(self) -> int | None:
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/api/health", timeout=5) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return None
+
+    # -- broker
+    @property
+    def uses_redis(self) -> bool:
+        return self._redis_port is not None
+
+    def start_redis(self) -> None:
+        if self._redis_port is None:
+            self._redis_port = free_port()
+            self.env["REDIS_URL"] = f"redis://127.0.0.1:{self._redis_port}/0"
+        self._redis = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self._redis_port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: _port_open(self._redis_port), timeout=10, message="redis-server")
+
+    def stop_redis(self) -> None:
+        if self._redis_port is not None and self._redis.poll() is None:
+            self._redis.terminate()
+            self._redis.wait(timeout=10)
+
+    def broker_down(self) -> None:
+        """The web process cannot publish until broker_up().
+
+        With Redis the broker itself stops (worker and beat lose it too). The
+        filesystem broker has no outage to simulate (a worker whose folder
+        vanishes exits for good), so the web process alone is restarted
+        against a broker address where nothing listens.
+        """
+        if self.uses_redis:
+            self.stop_redis()
+            return
+        self.kill("web", signal.SIGTERM)
+        self.env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:{free_port()}/0"
+        try:
+            self._spawn("web", self._web_command())
+            wait_for(lambda: self._web_status() == 503, timeout=30, message="the web server without its broker")
+        finally:
+            del self.env["CELERY_BROKER_URL"]
+
+    def broker_up(self) -> None:
+        if self.uses_redis:
+            self.start_redis()
+            return
+        self.kill("web", signal.SIGTERM)
+        self.start_web()
+
+    # -- database
+    def _admin_dsn(self) -> str:
+        parts = urlsplit(os.environ["DATABASE_URL"])
+        return urlunsplit(parts._replace(path="/postgres"))
+
+    def _create_database(self) -> None:
+        import psycopg
+
+        self._database_name = f"helpdesk_e2e_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{self._database_name}"')
+        parts = urlsplit(os.environ["DATABASE_URL"])
+        self.env["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{self._database_name}"))
+
+    def _drop_database(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self._database_name}" WITH (FORCE)')
+
+    # -- HTTP
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method: str, path: str, body=None, token: str | None = None, key: str | None = None):
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def login(self) -> str:
+        status, body = self.request("POST", "/api/auth/login", {"email": "admin@e2e.test", "senha": ADMIN_PASSWORD})
+        assert status == 200, body
+        return body["data"]["access_token"]
+
+    def panel(self, method: str, path: str, body=None):
+        return self.request(method, path, body, token=self.token)
+
+    def partner(self, method: str, path: str, body=None):
+        return self.request(method, path, body, key=self.api_key)
+
+    # -- scenario helpers
+    def create_webhook(
+        self, url: str, events=("ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido")
+    ):
+        status, body = self.panel("POST", "/api/webhooks", {"nome": "E2E", "url": url, "eventos": list(events)})
+        assert status == 200, body
+        return body["data"]
+
+    def create_ticket(self) -> dict:
+        status, body = self.partner(
+            "POST",
+            "/api/v1/tickets",
+            {"assunto": "Pedido atrasado", "descricao": "Pedido 1234", "solicitante": {"nome": "Maria"}},
+        )
+        assert status == 201, body
+        return body["data"]
+
+    def agent_reply(self, ticket_id: str, message: str, internal: bool = False) -> dict:
+        status, body = self.panel(
+            "POST", f"/api/tickets/{ticket_id}/respostas", {"mensagem": message, "interna": internal}
+        )
+        assert status == 201, body
+        return body["data"]
+
+    def deliveries(self, webhook_id: str) -> list[dict]:
+        status, body = self.panel("GET", f"/api/webhooks/{webhook_id}/entregas?por_pagina=100")
+        assert status == 200, body
+        return body["data"]["data"]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
