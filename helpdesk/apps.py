@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.db.backends.signals import connection_created
+from django.db.models.signals import post_migrate
 
 
 class HelpdeskConfig(AppConfig):
@@ -8,6 +9,9 @@ class HelpdeskConfig(AppConfig):
 
     def ready(self) -> None:
         from helpdesk.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from helpdesk.permissions import support_group_ensure
         from helpdesk.sqlite import install_unicode_like
 
         connection_created.connect(install_unicode_like, dispatch_uid="helpdesk.sqlite.unicode_like")
+        # Every app's post_migrate: the group needs permissions of apps migrated after this one.
+        post_migrate.connect(support_group_ensure, dispatch_uid="helpdesk.support_group")

@@ -3,3 +3,35 @@
 MANAGE_PUBLIC_API = "api_publica:gerenciar"
 MANAGE_PUBLIC_API_CODENAME = "gerenciar_api_publica"
 MANAGE_PUBLIC_API_PERM = f"helpdesk.{MANAGE_PUBLIC_API_CODENAME}"
+
+SUPPORT_GROUP = "Suporte"
+# What support staff do in the admin (credentials and webhooks need MANAGE_PUBLIC_API instead).
+SUPPORT_PERMISSIONS = [
+    ("tickets", "view_ticket"),
+    ("tickets", "change_ticket"),
+    ("tickets", "delete_ticket"),
+    ("tickets", "view_reply"),
+    ("tickets", "change_reply"),
+    ("tickets", "view_contact"),
+    ("tickets", "change_contact"),
+    ("tickets", "view_ticketstatus"),
+    ("tickets", "add_ticketstatus"),
+    ("tickets", "change_ticketstatus"),
+    ("tickets", "delete_ticketstatus"),
+    ("helpdesk", "view_agent"),
+    ("helpdesk", "add_agent"),
+    ("helpdesk", "change_agent"),
+]
+
+
+def support_group_ensure(**kwargs):
+    """post_migrate: the group exists with its permissions (idempotent)."""
+    from django.contrib.auth.models import Group, Permission
+
+    group, _ = Group.objects.get_or_create(name=SUPPORT_GROUP)
+    permissions = [
+        Permission.objects.filter(content_type__app_label=app, codename=codename).first()
+        for app, codename in SUPPORT_PERMISSIONS
+    ]
+    group.permissions.add(*[permission for permission in permissions if permission is not None])
+    return group

@@ -7,7 +7,7 @@ from PIL import Image, UnidentifiedImageError
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
-from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
+from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
 from tickets.services import ticketing_setup
 
 
@@ -24,6 +24,7 @@ def organization_create(*, name: str, admin_email: str, admin_password: str) -> 
         user.is_staff = True
         user.save(update_fields=["is_staff"])
         user.user_permissions.add(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
+        user.groups.add(support_group_ensure())
     return organization, user
 
 

@@ -63,7 +63,8 @@ def generate_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
-def _validated(*, name=None, url=None, events=None) -> dict:
+def webhook_validate(*, name=None, url=None, events=None) -> dict:
+    """The webhook rules, shared by the API and the admin; returns the cleaned model fields."""
     errors: dict[str, list[str]] = {}
     cleaned: dict = {}
     if name is not None:
@@ -90,7 +91,7 @@ def _validated(*, name=None, url=None, events=None) -> dict:
 
 
 def webhook_create(*, organization: Organization, name: str, url: str, events: list[str]) -> Webhook:
-    cleaned = _validated(name=name, url=url, events=events)
+    cleaned = webhook_validate(name=name, url=url, events=events)
     with transaction.atomic():
         # The organization row lock makes the per-organization limit hold under concurrent creates.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
@@ -111,7 +112,7 @@ def webhook_update(
     regenerate_secret: bool = False,
 ) -> Webhook:
     """Only the given fields change; a regenerated secret is returned once by the caller."""
-    cleaned = _validated(name=name, url=url, events=events)
+    cleaned = webhook_validate(name=name, url=url, events=events)
     if is_active is not None:
         cleaned["is_active"] = is_active
     if regenerate_secret:

@@ -205,4 +205,5 @@ class Reply(TracksLoadedValues):
         indexes = [models.Index(fields=["ticket", "is_internal", "created_at"], name="reply_ticket_thread")]
 
     def __str__(self) -> str:
-        return f"{self.get_origin_display()} em {self.ticket_id}"
+        kind = "Nota interna" if self.is_internal else "Resposta"
+        return f"{kind} de {self.created_at:%d/%m/%Y %H:%M}" if self.created_at else kind

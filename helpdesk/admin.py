@@ -1,0 +1,137 @@
+"""Admin for organizations, users and agents; the admin site's title."""
+
+from django import forms
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.utils.html import format_html
+
+from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
+from helpdesk.exceptions import ValidationFailed
+from helpdesk.models import Agent, Organization, User
+from helpdesk.services import agent_create, agent_set_active, avatar_image_format
+
+admin.site.site_header = "Helpdesk — painel de atendimento"
+admin.site.site_title = "Helpdesk"
+admin.site.index_title = "Atendimento"
+
+
+class SuperuserOnlyAdmin(admin.ModelAdmin):
+    """Cross-organization records: only superusers manage them."""
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_add_permission(self, request):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+@admin.register(Organization)
+class OrganizationAdmin(SuperuserOnlyAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+
+
+@admin.register(User)
+class UserAdmin(SuperuserOnlyAdmin, DjangoUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "name", "organization", "is_staff", "is_active"]
+    list_filter = ["organization", "is_staff", "is_superuser", "is_active", "groups"]
+    search_fields = ["email", "name"]
+    fieldsets = [
+        (None, {"fields": ["email", "password"]}),
+        ("Dados", {"fields": ["name", "organization"]}),
+        ("Permissões", {"fields": ["is_active", "is_staff", "is_superuser", "groups", "user_permissions"]}),
+    ]
+    add_fieldsets = [
+        (None, {"classes": ["wide"], "fields": ["email", "name", "organization", "password1", "password2"]})
+    ]
+
+
+class AgentChangeForm(forms.ModelForm):
+    class Meta:
+        model = Agent
+        fields = ["name", "avatar", "is_active"]
+
+    def clean_avatar(self):
+        avatar = self.cleaned_data.get("avatar")
+        if avatar and avatar != self.instance.avatar:
+            try:
+                avatar_image_format(avatar)
+            except ValidationFailed as error:
+                raise forms.ValidationError(error.errors["avatar"])
+        return avatar
+
+
+class AgentAddForm(AgentChangeForm):
+    email = forms.EmailField(label="e-mail")
+    password = forms.CharField(label="senha", required=False, widget=forms.PasswordInput, help_text="Opcional.")
+
+    def clean_email(self):
+        email = self.cleaned_data["email"].strip().lower()
+        if User.objects.filter(email__iexact=email).exists():
+            raise forms.ValidationError("Já existe um usuário com este e-mail.")
+        return email
+
+
+@admin.register(Agent)
+class AgentAdmin(OrganizationScopedAdmin):
+    list_display = ["name", "email", "photo", "is_active"]
+    list_filter = ["is_active"]
+    search_fields = ["name", "user__email"]
+    list_select_related = ["user"]
+    actions = ["activate", "deactivate"]
+    ordering = ["name"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        kwargs["form"] = AgentChangeForm if obj is not None else AgentAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        return (
+            ["name", "avatar", "is_active"] if obj is not None else ["name", "email", "password", "avatar", "is_active"]
+        )
+
+    @admin.display(description="e-mail", ordering="user__email")
+    def email(self, agent: Agent) -> str:
+        return agent.user.email
+
+    @admin.display(description="foto")
+    def photo(self, agent: Agent) -> str:
+        return format_html("<span>{}</span>", "sim" if agent.avatar else "—")
+
+    def has_add_permission(self, request):
+        # An agent belongs to the adding user's organization; superusers use create_agent.
+        return user_organization_id(request) is not None and super().has_add_permission(request)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        agent = agent_create(
+            organization=request.user.organization,
+            name=form.cleaned_data["name"],
+            email=form.cleaned_data["email"],
+            password=form.cleaned_data.get("password") or None,
+            is_active=form.cleaned_data["is_active"],
+            avatar=form.cleaned_data.get("avatar"),
+        )
+        obj.pk = agent.pk
+
+    @admin.action(description="Ativar atendentes selecionados")
+    def activate(self, request, queryset):
+        for agent in queryset:
+            agent_set_active(agent=agent, is_active=True)
+
+    @admin.action(description="Desativar atendentes selecionados")
+    def deactivate(self, request, queryset):
+        for agent in queryset:
+            agent_set_active(agent=agent, is_active=False)

@@ -1,0 +1,81 @@
+"""Tenancy for the admin: staff see and change only their organization's rows.
+
+Every list, change page, delete, history, search and autocomplete (which asks
+the related admin's get_queryset) goes through get_queryset here, and every
+foreign-key choice through formfield_for_foreignkey, so an object of another
+organization is a 404 whatever the URL. Superusers see everything,
+with an organization filter.
+"""
+
+from django.contrib import admin
+
+from helpdesk.models import Agent, Organization
+
+
+def user_organization_id(request):
+    return None if request.user.is_superuser else request.user.organization_id
+
+
+class OrganizationScopedAdmin(admin.ModelAdmin):
+    """`organization_path` is the lookup from the model to its organization."""
+
+    organization_path = "organization"
+    list_per_page = 50
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{self.organization_path: request.user.organization_id or -1})
+
+    def get_list_filter(self, request):
+        filters = list(super().get_list_filter(request))
+        if request.user.is_superuser:
+            filters.append(self.organization_path)
+        return filters
+
+    def _staff_of_an_organization(self, request) -> bool:
+        return request.user.is_superuser or bool(request.user.is_staff and request.user.organization_id)
+
+    def has_module_permission(self, request):
+        return self._staff_of_an_organization(request) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._staff_of_an_organization(request) and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request):
+        return self._staff_of_an_organization(request) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._staff_of_an_organization(request) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._staff_of_an_organization(request) and super().has_delete_permission(request, obj)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        organization_id = user_organization_id(request)
+        if field is not None and organization_id is not None and hasattr(field, "queryset"):
+            field.queryset = scope_to_organization(field.queryset, organization_id)
+        return field
+
+
+def scope_to_organization(queryset, organization_id):
+    """Limit a choice queryset of any model that belongs to an organization."""
+    model = queryset.model
+    if model is Organization:
+        return queryset.filter(pk=organization_id)
+    if model is Agent or any(f.name == "organization" for f in model._meta.fields):
+        return queryset.filter(organization_id=organization_id)
+    if any(f.name == "ticket" for f in model._meta.fields):
+        return queryset.filter(ticket__organization_id=organization_id)
+    return queryset
+
+
+def request_agent(request) -> Agent | None:
+    """The active agent profile of the logged-in user, in their organization."""
+    if not hasattr(request, "_helpdesk_agent"):
+        request._helpdesk_agent = Agent.objects.filter(
+            user=request.user, organization_id=request.user.organization_id, is_active=True
+        ).first()
+    return request._helpdesk_agent

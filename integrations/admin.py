@@ -1,0 +1,234 @@
+"""Admin for API credentials, webhooks and the delivery log.
+
+Guarded by api_publica:gerenciar like the management API, and written through
+the same services: the key and the secret are shown once, never stored readable
+(the key) or shown again (the secret).
+"""
+
+from django import forms
+from django.contrib import admin, messages
+
+from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
+from helpdesk.exceptions import ValidationFailed
+from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
+from integrations.delivery import delivery_resend
+from integrations.models import (
+    SUBSCRIBABLE_EVENTS,
+    ApiCredential,
+    EventKind,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+)
+from integrations.services import (
+    credential_create,
+    credential_revoke,
+    webhook_create,
+    webhook_update,
+    webhook_validate,
+)
+
+_FIELD_NAMES = {"nome": "name", "url": "url", "eventos": "events", "webhook": None}
+
+
+class PublicApiAdmin(OrganizationScopedAdmin):
+    """Staff of an organization need api_publica:gerenciar here, as in the API."""
+
+    def _may_manage(self, request) -> bool:
+        return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
+
+    def has_module_permission(self, request):
+        return self._may_manage(request) and self._staff_of_an_organization(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._may_manage(request) and self._staff_of_an_organization(request)
+
+    def has_add_permission(self, request):
+        return self._may_manage(request) and user_organization_id(request) is not None
+
+    def has_change_permission(self, request, obj=None):
+        return self._may_manage(request) and self._staff_of_an_organization(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ApiCredential)
+class ApiCredentialAdmin(PublicApiAdmin):
+    list_display = ["name", "key_prefix", "is_active", "last_used_at", "revoked_at", "created_by", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["name", "key_prefix"]
+    list_select_related = ["created_by"]
+    actions = ["revoke"]
+    ordering = ["-created_at"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["name"]
+        return ["name", "key_prefix", "is_active", "last_used_at", "revoked_at", "created_by", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.get_fields(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        credential, key = credential_create(
+            organization=request.user.organization, name=form.cleaned_data["name"], created_by=request.user
+        )
+        obj.pk = credential.pk
+        # Messages are shown once, on the next page, and kept nowhere else.
+        self.message_user(
+            request, f"Credencial criada. Guarde a chave: ela não será exibida novamente: {key}", messages.WARNING
+        )
+
+    @admin.action(description="Revogar as credenciais selecionadas")
+    def revoke(self, request, queryset):
+        for credential in queryset:
+            credential_revoke(credential=credential)
+        self.message_user(request, "Credenciais revogadas.", messages.SUCCESS)
+
+
+class WebhookAdminForm(forms.ModelForm):
+    events = forms.MultipleChoiceField(
+        label="eventos",
+        choices=[(kind, EventKind(kind).label) for kind in SUBSCRIBABLE_EVENTS],
+        widget=forms.CheckboxSelectMultiple,
+    )
+    regenerate_secret = forms.BooleanField(label="Regenerar o segredo", required=False)
+
+    class Meta:
+        model = Webhook
+        fields = ["name", "url", "events", "is_active"]
+
+    def _post_clean(self):
+        pass  # the services validate and save; nothing is written by the form
+
+
+@admin.register(Webhook)
+class WebhookAdmin(PublicApiAdmin):
+    form = WebhookAdminForm
+    list_display = ["name", "url", "event_list", "is_active", "updated_at"]
+    list_filter = ["is_active"]
+    search_fields = ["name", "url"]
+    actions = ["regenerate_secrets"]
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "url", "events", "is_active"]
+        return fields if obj is None else [*fields, "regenerate_secret"]
+
+    def has_delete_permission(self, request, obj=None):
+        return self.has_change_permission(request, obj)
+
+    @admin.display(description="eventos")
+    def event_list(self, webhook: Webhook) -> str:
+        return ", ".join(webhook.events)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            webhook = webhook_update(
+                webhook=Webhook.objects.get(pk=obj.pk),
+                name=data["name"],
+                url=data["url"],
+                events=data["events"],
+                is_active=data["is_active"],
+                regenerate_secret=data.get("regenerate_secret", False),
+            )
+            if data.get("regenerate_secret"):
+                self._show_secret(request, webhook)
+            return
+        webhook = webhook_create(
+            organization=request.user.organization, name=data["name"], url=data["url"], events=data["events"]
+        )
+        if not data["is_active"]:
+            webhook_update(webhook=webhook, is_active=False)
+        obj.pk = webhook.pk
+        self._show_secret(request, webhook)
+
+    def _show_secret(self, request, webhook: Webhook) -> None:
+        self.message_user(
+            request,
+            f"Segredo do webhook {webhook.name}. Guarde o segredo: ele não será exibido novamente: {webhook.secret}",
+            messages.WARNING,
+        )
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+
+        class ValidatingForm(form_class):
+            def clean(self):
+                cleaned = super().clean()
+                if self.errors:
+                    return cleaned
+                try:
+                    _validate_with_service(obj, cleaned)
+                except ValidationFailed as error:
+                    for field, field_errors in error.errors.items():
+                        self.add_error(_FIELD_NAMES.get(field), field_errors)
+                return cleaned
+
+        return ValidatingForm
+
+    @admin.action(description="Regenerar o segredo dos webhooks selecionados")
+    def regenerate_secrets(self, request, queryset):
+        for webhook in queryset:
+            self._show_secret(request, webhook_update(webhook=webhook, regenerate_secret=True))
+
+
+def _validate_with_service(webhook, cleaned) -> None:
+    """The API's validation, without writing: the same rules through every door."""
+    webhook_validate(name=cleaned.get("name"), url=cleaned.get("url"), events=cleaned.get("events"))
+
+
+class DeliveryAttemptInline(admin.TabularInline):
+    model = WebhookDeliveryAttempt
+    fields = ["number", "attempted_at", "status_code", "duration_ms", "succeeded", "error", "response_excerpt"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(PublicApiAdmin):
+    organization_path = "webhook__organization"
+    inlines = [DeliveryAttemptInline]
+    list_display = ["id", "webhook", "event_kind", "status", "attempt_count", "last_attempt_at", "created_at"]
+    list_filter = ["status", "event__kind"]
+    list_select_related = ["webhook", "event"]
+    search_fields = ["id", "webhook__name"]
+    fields = [
+        "id",
+        "webhook",
+        "event_kind",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "last_attempt_at",
+        "created_at",
+    ]
+    readonly_fields = fields
+    actions = ["send_again"]
+    ordering = ["-created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="evento", ordering="event__kind")
+    def event_kind(self, delivery: WebhookDelivery) -> str:
+        return delivery.event.kind
+
+    @admin.action(description="Enviar novamente")
+    def send_again(self, request, queryset):
+        count = 0
+        for delivery in queryset.select_related("webhook", "event"):
+            if delivery.webhook.is_active:
+                delivery_resend(delivery=delivery)
+                count += 1
+        self.message_user(request, f"{count} entrega(s) enviada(s) novamente.", messages.SUCCESS)

@@ -1,0 +1,699 @@
+"""The delivery engine: claim, signed POST (stubbed), attempt log, retries, 410, leases and the due-delivery dispatcher."""
+
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+
+import pytest
+import requests
+from django.utils import timezone
+from requests_hardened.ip_filter import InvalidIPAddress
+from standardwebhooks import Webhook as StandardWebhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+from integrations import delivery as delivery_module
+from integrations import tasks, webhook_urls
+from integrations.delivery import deliveries_claim_due, delivery_attempt, delivery_claim
+from integrations.events import test_event as emit_test_event
+from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from integrations.services import webhook_create, webhook_delete, webhook_update
+from tests.factories import make_agent_reply, make_ticket
+
+URL = "http://127.0.0.1:9/helpdesk"
+STEP_SECONDS = 0.25  # what each fake POST "takes", exact in binary floating point
+
+
+class FakeClock:
+    """Stands in for the `time` module inside integrations.delivery: a fixed wall clock, a monotonic clock we advance."""
+
+    def __init__(self, now: int):
+        self.now = now
+        self.ticks = 1000.0
+
+    def time(self) -> float:
+        return float(self.now)
+
+    def monotonic(self) -> float:
+        return self.ticks
+
+
+class FakeRaw:
+    def __init__(self, content: bytes):
+        self.content = content
+        self.reads: list[tuple] = []
+
+    def read(self, amount=None, decode_content=False) -> bytes:
+        self.reads.append((amount, decode_content))
+        return self.content if amount is None else self.content[:amount]
+
+
+class FakeResponse:
+    def __init__(self, status_code: int, content: bytes = b"", headers: dict | None = None):
+        self.status_code = status_code
+        self.headers = headers or {}
+        self.raw = FakeRaw(content)
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeHTTP:
+    """The outbound side: answers queued with respond(), every POST recorded in calls."""
+
+    def __init__(self, clock: FakeClock):
+        self.clock = clock
+        self.answers: list = []
+        self.calls: list[dict] = []
+        self.responses: list[FakeResponse] = []
+
+    def respond(self, *answers) -> None:
+        self.answers.extend(answers)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> bool:
+        return False
+
+    def post(self, url, data=None, headers=None, **kwargs):
+        self.calls.append({"url": url, "body": data, "headers": dict(headers), "kwargs": kwargs})
+        self.clock.ticks += STEP_SECONDS
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        self.responses.append(answer)
+        return answer
+
+
+@pytest.fixture(autouse=True)
+def delivery_settings(settings):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    settings.WEBHOOK_RETRY_DELAYS = [60, 300]
+    settings.WEBHOOK_TIMEOUT = 10.0
+    settings.WEBHOOK_REQUEUE_AFTER = 60.0
+
+
+@pytest.fixture(autouse=True)
+def queued(monkeypatch) -> list[list]:
+    sent: list[list] = []
+    monkeypatch.setattr(tasks.deliver_webhook, "apply_async", lambda *, args, **options: sent.append(list(args)))
+    return sent
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    fake = FakeClock(int(timezone.now().timestamp()))
+    monkeypatch.setattr(delivery_module, "time", fake)
+    return fake
+
+
+@pytest.fixture
+def http(monkeypatch, clock) -> FakeHTTP:
+    fake = FakeHTTP(clock)
+    monkeypatch.setattr(delivery_module, "_session", lambda: fake)
+    return fake
+
+
+def make_webhook(organization, name="ERP", url=URL, events=None) -> Webhook:
+    return webhook_create(
+        organization=organization, name=name, url=url, events=events or ["ticket.resposta_publica"]
+    )
+
+
+@pytest.fixture
+def webhook(organization) -> Webhook:
+    return make_webhook(organization)
+
+
+@pytest.fixture
+def delivery(organization, agent, webhook) -> WebhookDelivery:
+    """The pending delivery of a real ticket.resposta_publica event."""
+    make_agent_reply(make_ticket(organization), agent, body="Olá Maria, o pedido sai hoje.")
+    return WebhookDelivery.objects.select_related("event", "webhook").get()
+
+
+def new_delivery(webhook) -> WebhookDelivery:
+    return emit_test_event(webhook).deliveries.get()
+
+
+def attempt(delivery_row: WebhookDelivery, expected_attempts: int | None = None):
+    expected = delivery_row.attempt_count if expected_attempts is None else expected_attempts
+    return delivery_attempt(delivery_id=delivery_row.pk, expected_attempts=expected)
+
+
+def stored(delivery_row: WebhookDelivery) -> WebhookDelivery:
+    return WebhookDelivery.objects.get(pk=delivery_row.pk)
+
+
+def attempts_of(delivery_row: WebhookDelivery) -> list[dict]:
+    return list(
+        WebhookDeliveryAttempt.objects.filter(delivery_id=delivery_row.pk)
+        .order_by("number")
+        .values("number", "status_code", "duration_ms", "error", "response_excerpt", "succeeded")
+    )
+
+
+def service_signatures(header: str) -> tuple[str, list[str]]:
+    fields = [item.split("=", 1) for item in header.split(",")]
+    assert [key for key, _ in fields][0] == "t"
+    assert all(key in ("t", "v1") for key, _ in fields)
+    return fields[0][1], [value for key, value in fields if key == "v1"]
+
+
+def hex_hmac(secret: str, timestamp: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+
+
+# --- Success -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status_code", [200, 201, 202, 204, 299])
+def test_2xx_marks_the_delivery_sucesso_and_logs_one_attempt(delivery, http, status_code):
+    http.respond(FakeResponse(status_code, b'{"recebido":true}'))
+    before = timezone.now()
+
+    result = attempt(delivery)
+
+    after = timezone.now()
+    row = stored(delivery)
+    assert result.pk == delivery.pk
+    assert (row.status, row.attempt_count, row.next_attempt_at, row.lease_expires_at) == (
+        DeliveryStatus.SUCCEEDED,
+        1,
+        None,
+        None,
+    )
+    assert before <= row.last_attempt_at <= after
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": status_code,
+            "duration_ms": 250,
+            "error": "",
+            "response_excerpt": '{"recebido":true}',
+            "succeeded": True,
+        }
+    ]
+    assert row.attempts.get().attempted_at == row.last_attempt_at
+    assert len(http.calls) == 1
+    assert http.responses[0].closed is True
+
+
+def test_delivery_posts_the_stored_body_with_the_documented_headers(delivery, http, clock):
+    http.respond(FakeResponse(200))
+
+    attempt(delivery)
+
+    [call] = http.calls
+    body = delivery.event.body.encode("utf-8")
+    assert call["url"] == URL
+    assert call["body"] == body
+    assert call["kwargs"] == {"stream": True, "allow_redirects": False}
+    timestamp = str(clock.now)
+    assert call["headers"] == {
+        "Content-Type": "application/json",
+        "X-Service-Event": "ticket.resposta_publica",
+        "X-Service-Delivery": str(delivery.pk),
+        "X-Service-Signature": f"t={timestamp},v1={hex_hmac(delivery.webhook.secret, timestamp, body)}",
+        "webhook-id": str(delivery.pk),
+        "webhook-timestamp": timestamp,
+        "webhook-signature": call["headers"]["webhook-signature"],
+    }
+    assert json.loads(call["body"])["id"] == str(delivery.event_id)
+
+
+def test_x_service_signature_verifies_with_an_hmac_of_the_whole_secret(delivery, http):
+    http.respond(FakeResponse(200))
+
+    attempt(delivery)
+
+    [call] = http.calls
+    timestamp, candidates = service_signatures(call["headers"]["X-Service-Signature"])
+    secret = delivery.webhook.secret
+    assert secret.startswith("whsec_")
+    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + call["body"], hashlib.sha256).hexdigest()
+    assert len(candidates) == 1
+    assert hmac.compare_digest(candidates[0], expected)
+    tampered = hex_hmac(secret, timestamp, call["body"] + b" ")
+    assert candidates[0] != tampered
+    assert candidates[0] != hex_hmac(secret.removeprefix("whsec_"), timestamp, call["body"])
+
+
+def test_standard_webhooks_headers_verify_with_the_standardwebhooks_library(delivery, http):
+    http.respond(FakeResponse(200))
+
+    attempt(delivery)
+
+    [call] = http.calls
+    verified = StandardWebhook(delivery.webhook.secret).verify(call["body"], call["headers"])
+    assert verified == json.loads(delivery.event.body)
+    assert len(call["headers"]["webhook-signature"].split(" ")) == 1
+    with pytest.raises(WebhookVerificationError):
+        StandardWebhook(make_webhook(delivery.webhook.organization, name="Outro").secret).verify(
+            call["body"], call["headers"]
+        )
+    with pytest.raises(WebhookVerificationError):
+        StandardWebhook(delivery.webhook.secret).verify(call["body"] + b" ", call["headers"])
+
+
+# --- Failures and retries ---------------------------------------------------------------------
+
+
+def test_500_keeps_the_delivery_pending_and_retries_after_the_first_delay(delivery, http):
+    http.respond(FakeResponse(500, b"erro interno"))
+    before = timezone.now()
+
+    attempt(delivery)
+
+    after = timezone.now()
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.lease_expires_at) == (DeliveryStatus.PENDING, 1, None)
+    assert before + timedelta(seconds=60) <= row.next_attempt_at <= after + timedelta(seconds=60)
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": 500,
+            "duration_ms": 250,
+            "error": "Resposta HTTP 500.",
+            "response_excerpt": "erro interno",
+            "succeeded": False,
+        }
+    ]
+
+
+def test_failures_back_off_by_the_configured_delays_then_the_delivery_falhou(delivery, http):
+    http.respond(FakeResponse(500), FakeResponse(503), FakeResponse(500))
+
+    attempt(delivery, 0)
+    before = timezone.now()
+    attempt(delivery, 1)
+    after = timezone.now()
+    second = stored(delivery)
+    attempt(delivery, 2)
+
+    assert (second.status, second.attempt_count) == (DeliveryStatus.PENDING, 2)
+    assert before + timedelta(seconds=300) <= second.next_attempt_at <= after + timedelta(seconds=300)
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.next_attempt_at) == (DeliveryStatus.FAILED, 3, None)
+    assert [(a["number"], a["status_code"], a["succeeded"]) for a in attempts_of(delivery)] == [
+        (1, 500, False),
+        (2, 503, False),
+        (3, 500, False),
+    ]
+    # every retry is the same delivery: same id, same bytes
+    assert {call["headers"]["X-Service-Delivery"] for call in http.calls} == {str(delivery.pk)}
+    assert {call["body"] for call in http.calls} == {delivery.event.body.encode()}
+
+    assert attempt(delivery, 3) is None
+    assert len(http.calls) == 3
+    assert len(attempts_of(delivery)) == 3
+
+
+def test_the_number_of_attempts_is_the_number_of_delays_plus_one(delivery, http, settings):
+    settings.WEBHOOK_RETRY_DELAYS = [1, 2, 3, 4]
+    http.respond(*[FakeResponse(500) for _ in range(5)])
+
+    for expected in range(5):
+        attempt(delivery, expected)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.FAILED, 5)
+    assert len(http.calls) == 5
+
+
+@pytest.mark.parametrize("status_code", [301, 302, 307, 308])
+def test_a_redirect_is_a_failure_and_is_not_followed(delivery, http, status_code):
+    http.respond(FakeResponse(status_code, headers={"Location": "http://127.0.0.1:9/outro"}))
+
+    attempt(delivery)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": status_code,
+            "duration_ms": 250,
+            "error": f"Redirecionamento {status_code} não é seguido.",
+            "response_excerpt": "",
+            "succeeded": False,
+        }
+    ]
+    assert len(http.calls) == 1
+    assert http.calls[0]["kwargs"]["allow_redirects"] is False
+
+
+def test_410_fails_the_delivery_deactivates_the_webhook_and_cancels_its_pending_deliveries(
+    organization, delivery, webhook, http
+):
+    sibling = new_delivery(webhook)
+    other_webhook = make_webhook(organization, name="Outro")
+    unrelated = new_delivery(other_webhook)
+    http.respond(FakeResponse(410, b"gone"))
+
+    attempt(delivery)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.next_attempt_at) == (DeliveryStatus.FAILED, 1, None)
+    assert attempts_of(delivery)[0]["status_code"] == 410
+    assert attempts_of(delivery)[0]["succeeded"] is False
+    webhook.refresh_from_db()
+    assert webhook.is_active is False
+    assert (stored(sibling).status, stored(sibling).next_attempt_at) == (DeliveryStatus.CANCELLED, None)
+    assert stored(unrelated).status == DeliveryStatus.PENDING
+    other_webhook.refresh_from_db()
+    assert other_webhook.is_active is True
+
+    assert attempt(sibling) is None
+    assert len(http.calls) == 1
+    assert attempts_of(sibling) == []
+
+
+def test_timeout_is_recorded_without_a_status_code(delivery, http):
+    http.respond(requests.Timeout("read timed out"))
+
+    attempt(delivery)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": None,
+            "duration_ms": 250,
+            "error": "Tempo esgotado (10 s).",
+            "response_excerpt": "",
+            "succeeded": False,
+        }
+    ]
+
+
+def test_connection_error_is_recorded_without_a_status_code(delivery, http):
+    http.respond(requests.ConnectionError("conexão recusada"))
+
+    attempt(delivery)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": None,
+            "duration_ms": 250,
+            "error": "Falha de conexão: ConnectionError: conexão recusada",
+            "response_excerpt": "",
+            "succeeded": False,
+        }
+    ]
+
+
+def test_a_refused_address_is_recorded_as_a_failed_attempt(delivery, http):
+    http.respond(InvalidIPAddress("10.0.0.5"))
+
+    attempt(delivery)
+
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
+    assert attempts_of(delivery) == [
+        {
+            "number": 1,
+            "status_code": None,
+            "duration_ms": 250,
+            "error": "Endereço de destino não permitido: 10.0.0.5",
+            "response_excerpt": "",
+            "succeeded": False,
+        }
+    ]
+
+
+def test_the_url_is_checked_again_at_delivery_time(organization, http, monkeypatch, settings):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: ["93.184.216.34"])
+    webhook = make_webhook(organization, url="https://hooks.example.com/helpdesk")
+    row = new_delivery(webhook)
+    monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: ["10.0.0.5"])
+
+    attempt(row)
+
+    assert http.calls == []
+    assert stored(row).status == DeliveryStatus.PENDING
+    [logged] = attempts_of(row)
+    assert logged["status_code"] is None
+    assert logged["error"] == (
+        "Endereço de destino não permitido: O host da URL deve resolver apenas para endereços públicos."
+    )
+
+
+def test_the_response_excerpt_keeps_at_most_1024_bytes(delivery, http):
+    response = FakeResponse(200, b"a" * 1000 + b"b" * 4000)
+    http.respond(response)
+
+    attempt(delivery)
+
+    assert response.raw.reads
+    assert all(amount is not None and amount <= 1024 for amount, _ in response.raw.reads)
+    assert all(decode is True for _, decode in response.raw.reads)
+    excerpt = attempts_of(delivery)[0]["response_excerpt"]
+    assert excerpt == "a" * 1000 + "b" * 24
+    assert response.closed is True
+
+
+# --- Never twice, never stale ---------------------------------------------------------------
+
+
+def test_a_succeeded_delivery_is_never_sent_again(delivery, http):
+    http.respond(FakeResponse(200))
+    attempt(delivery, 0)
+
+    assert attempt(delivery, 0) is None
+    assert attempt(delivery, 1) is None
+
+    assert len(http.calls) == 1
+    row = stored(delivery)
+    assert (row.status, row.attempt_count) == (DeliveryStatus.SUCCEEDED, 1)
+    assert len(attempts_of(delivery)) == 1
+
+
+def test_a_stale_message_sends_nothing(delivery, http):
+    before = stored(delivery)
+
+    assert attempt(delivery, 1) is None
+
+    assert http.calls == []
+    after = stored(delivery)
+    assert (after.status, after.attempt_count, after.next_attempt_at, after.lease_expires_at) == (
+        DeliveryStatus.PENDING,
+        0,
+        before.next_attempt_at,
+        None,
+    )
+    assert attempts_of(delivery) == []
+
+
+def test_a_message_from_before_a_retry_sends_nothing(delivery, http):
+    http.respond(FakeResponse(500))
+    attempt(delivery, 0)
+    retry_at = stored(delivery).next_attempt_at
+
+    assert attempt(delivery, 0) is None
+
+    assert len(http.calls) == 1
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.next_attempt_at) == (DeliveryStatus.PENDING, 1, retry_at)
+    assert len(attempts_of(delivery)) == 1
+
+
+def test_a_delivery_under_an_unexpired_lease_is_not_sent_by_a_second_claim(delivery, http):
+    claimed = delivery_claim(delivery_id=delivery.pk, expected_attempts=0)
+    assert claimed is not None
+    leased = stored(delivery)
+    assert leased.status == DeliveryStatus.SENDING
+    assert leased.lease_expires_at > timezone.now()
+
+    assert delivery_claim(delivery_id=delivery.pk, expected_attempts=0) is None
+    assert attempt(delivery, 0) is None
+
+    assert http.calls == []
+    after = stored(delivery)
+    assert (after.status, after.attempt_count, after.lease_expires_at) == (
+        DeliveryStatus.SENDING,
+        0,
+        leased.lease_expires_at,
+    )
+    assert attempts_of(delivery) == []
+
+
+def test_an_expired_lease_is_claimed_again_with_the_same_delivery_id(delivery, http):
+    assert delivery_claim(delivery_id=delivery.pk, expected_attempts=0) is not None
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    http.respond(FakeResponse(200))
+
+    attempt(delivery, 0)
+
+    assert [call["headers"]["X-Service-Delivery"] for call in http.calls] == [str(delivery.pk)]
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.lease_expires_at) == (DeliveryStatus.SUCCEEDED, 1, None)
+
+
+def test_a_deactivated_webhooks_pending_delivery_is_cancelled_at_claim(delivery, webhook, http):
+    # Bypass webhook_update (which cancels pending deliveries itself) to test the claim's own check.
+    Webhook.objects.filter(pk=webhook.pk).update(is_active=False)
+
+    assert attempt(delivery) is None
+
+    assert http.calls == []
+    row = stored(delivery)
+    assert (row.status, row.attempt_count, row.next_attempt_at) == (DeliveryStatus.CANCELLED, 0, None)
+    assert attempts_of(delivery) == []
+
+
+def test_deactivating_a_webhook_cancels_its_pending_deliveries_only(delivery, webhook, http):
+    succeeded = new_delivery(webhook)
+    http.respond(FakeResponse(200))
+    attempt(succeeded)
+
+    webhook_update(webhook=webhook, is_active=False)
+
+    assert (stored(delivery).status, stored(delivery).next_attempt_at) == (DeliveryStatus.CANCELLED, None)
+    assert stored(succeeded).status == DeliveryStatus.SUCCEEDED
+    assert attempt(delivery) is None
+    assert len(http.calls) == 1
+
+
+def test_a_deleted_webhooks_deliveries_are_gone(organization, delivery, webhook, http):
+    other = make_webhook(organization, name="Outro")
+    kept = WebhookDelivery.objects.create(webhook=other, event=delivery.event)
+    http.respond(FakeResponse(500))
+    attempt(delivery)
+
+    webhook_delete(webhook=webhook)
+
+    assert not WebhookDelivery.objects.filter(pk=delivery.pk).exists()
+    assert not WebhookDeliveryAttempt.objects.filter(delivery_id=delivery.pk).exists()
+    assert attempt(delivery, 1) is None
+    assert len(http.calls) == 1
+    assert WebhookEvent.objects.filter(pk=delivery.event_id).exists()
+    assert WebhookDelivery.objects.filter(pk=kept.pk).exists()
+
+
+# --- Dispatcher -------------------------------------------------------------------------------
+
+
+def test_claim_due_returns_due_pending_deliveries_and_expired_leases(webhook, http):
+    now = timezone.now()
+    rows = {name: new_delivery(webhook) for name in ("due", "expired", "future", "leased", "done", "failed", "gone")}
+    updates = {
+        "due": {"status": DeliveryStatus.PENDING, "next_attempt_at": now - timedelta(seconds=5), "attempt_count": 1},
+        "expired": {"status": DeliveryStatus.SENDING, "lease_expires_at": now - timedelta(seconds=1), "attempt_count": 2},
+        "future": {"status": DeliveryStatus.PENDING, "next_attempt_at": now + timedelta(seconds=300)},
+        "leased": {"status": DeliveryStatus.SENDING, "lease_expires_at": now + timedelta(seconds=80)},
+        "done": {"status": DeliveryStatus.SUCCEEDED, "next_attempt_at": now - timedelta(seconds=5)},
+        "failed": {"status": DeliveryStatus.FAILED, "next_attempt_at": now - timedelta(seconds=5)},
+        "gone": {"status": DeliveryStatus.CANCELLED, "next_attempt_at": now - timedelta(seconds=5)},
+    }
+    for name, values in updates.items():
+        WebhookDelivery.objects.filter(pk=rows[name].pk).update(**values)
+    untouched = {
+        name: WebhookDelivery.objects.filter(pk=rows[name].pk).values().get()
+        for name in ("future", "leased", "done", "failed", "gone")
+    }
+    before = timezone.now()
+
+    claimed = deliveries_claim_due()
+
+    after = timezone.now()
+    assert sorted(claimed) == sorted([(rows["due"].pk, 1), (rows["expired"].pk, 2)])
+    for name, attempts in (("due", 1), ("expired", 2)):
+        row = stored(rows[name])
+        assert (row.status, row.attempt_count, row.lease_expires_at) == (DeliveryStatus.PENDING, attempts, None)
+        assert before + timedelta(seconds=60) <= row.next_attempt_at <= after + timedelta(seconds=60)
+    for name, values in untouched.items():
+        assert WebhookDelivery.objects.filter(pk=rows[name].pk).values().get() == values
+    assert deliveries_claim_due() == []
+    assert http.calls == []
+
+
+def test_claimed_due_deliveries_can_be_attempted_with_the_returned_count(webhook, http):
+    row = new_delivery(webhook)
+    http.respond(FakeResponse(500), FakeResponse(200))
+    attempt(row, 0)
+    WebhookDelivery.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+
+    [(delivery_id, expected)] = deliveries_claim_due()
+    delivery_attempt(delivery_id=delivery_id, expected_attempts=expected)
+
+    assert (delivery_id, expected) == (row.pk, 1)
+    assert (stored(row).status, stored(row).attempt_count) == (DeliveryStatus.SUCCEEDED, 2)
+
+
+def test_dispatch_task_queues_each_due_delivery_once(webhook, queued):
+    due = new_delivery(webhook)
+    new_delivery(webhook)  # not due yet
+    WebhookDelivery.objects.filter(pk=due.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+
+    assert tasks.dispatch_due_deliveries() == 1
+    assert tasks.dispatch_due_deliveries() == 0
+
+    assert queued == [[str(due.pk), 0]]
+
+
+def test_deliver_task_makes_one_attempt(delivery, http):
+    http.respond(FakeResponse(204))
+
+    tasks.deliver_webhook(str(delivery.pk), 0)
+    tasks.deliver_webhook(str(delivery.pk), 0)
+
+    assert len(http.calls) == 1
+    assert stored(delivery).status == DeliveryStatus.SUCCEEDED
+
+
+def test_test_event_delivery_carries_its_kind(webhook, http):
+    row = new_delivery(webhook)
+    http.respond(FakeResponse(200))
+
+    attempt(row)
+
+    [call] = http.calls
+    assert call["headers"]["X-Service-Event"] == EventKind.TEST
+    assert json.loads(call["body"])["data"] == {
+        "mensagem": "Evento de teste do webhook.",
+        "webhook": {"id": str(webhook.pk), "nome": "ERP"},
+    }
+
+
+# --- Secret rotation ---------------------------------------------------------------------------
+
+
+def test_after_regeneration_both_secrets_sign_until_the_previous_one_expires(webhook, http, clock):
+    old_secret = webhook.secret
+    webhook_update(webhook=webhook, regenerate_secret=True)
+    new_secret = Webhook.objects.get(pk=webhook.pk).secret
+    assert new_secret != old_secret
+    during = new_delivery(webhook)
+    http.respond(FakeResponse(200), FakeResponse(200))
+
+    attempt(during)
+
+    call = http.calls[0]
+    timestamp, candidates = service_signatures(call["headers"]["X-Service-Signature"])
+    assert sorted(candidates) == sorted(
+        [hex_hmac(new_secret, timestamp, call["body"]), hex_hmac(old_secret, timestamp, call["body"])]
+    )
+    assert len(call["headers"]["webhook-signature"].split(" ")) == 2
+    assert all(entry.startswith("v1,") for entry in call["headers"]["webhook-signature"].split(" "))
+    for secret in (new_secret, old_secret):
+        assert StandardWebhook(secret).verify(call["body"], call["headers"]) == json.loads(call["body"])
+
+    Webhook.objects.filter(pk=webhook.pk).update(previous_secret_expires_at=timezone.now() - timedelta(seconds=1))
+    after = new_delivery(webhook)
+    attempt(after)
+
+    call = http.calls[1]
+    timestamp, candidates = service_signatures(call["headers"]["X-Service-Signature"])
+    assert candidates == [hex_hmac(new_secret, timestamp, call["body"])]
+    assert len(call["headers"]["webhook-signature"].split(" ")) == 1
+    assert StandardWebhook(new_secret).verify(call["body"], call["headers"]) == json.loads(call["body"])
+    with pytest.raises(WebhookVerificationError):
+        StandardWebhook(old_secret).verify(call["body"], call["headers"])

@@ -1,0 +1,314 @@
+"""Support staff's screen: tickets with their thread, contacts and statuses.
+
+Every change goes through tickets.services, so webhooks fire exactly as from
+the agent panel API.
+"""
+
+import re
+
+from django import forms
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
+from helpdesk.exceptions import ApplicationError, ValidationFailed
+from helpdesk.models import Agent
+from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
+from tickets.services import reply_create_by_agent, reply_edit_as_agent, ticket_update
+
+_COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+def status_badge(status: TicketStatus) -> str:
+    color = status.color if _COLOR_RE.match(status.color or "") else "#6B7280"
+    return format_html(
+        '<span style="background:{};color:#fff;padding:2px 8px;border-radius:10px;white-space:nowrap">{}</span>',
+        color,
+        status.name,
+    )
+
+
+class StatusCategoryFilter(admin.SimpleListFilter):
+    title = "categoria do status"
+    parameter_name = "categoria"
+
+    def lookups(self, request, model_admin):
+        return StatusCategory.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(status__category=self.value()) if self.value() else queryset
+
+
+class AssigneeFilter(admin.SimpleListFilter):
+    """Only the agents of the user's organization are offered."""
+
+    title = "atendente"
+    parameter_name = "atendente"
+
+    def lookups(self, request, model_admin):
+        agents = Agent.objects.order_by("name")
+        organization_id = user_organization_id(request)
+        if organization_id is not None:
+            agents = agents.filter(organization_id=organization_id)
+        return [("nenhum", "Sem atendente"), *((str(agent.pk), agent.name) for agent in agents)]
+
+    def queryset(self, request, queryset):
+        if self.value() == "nenhum":
+            return queryset.filter(assignee__isnull=True)
+        if self.value():
+            return queryset.filter(assignee_id=self.value())
+        return queryset
+
+
+class ReplyThreadForm(forms.ModelForm):
+    """A row of the thread: only the agent's own replies and notes are editable."""
+
+    agent: Agent | None = None
+
+    class Meta:
+        model = Reply
+        fields = ["body"]
+        widgets = {"body": forms.Textarea(attrs={"rows": 3, "cols": 70})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        own = (
+            self.agent is not None
+            and self.instance.origin == ReplyOrigin.AGENT
+            and self.instance.author_agent_id == self.agent.pk
+        )
+        self.fields["body"].disabled = not own
+        self.fields["body"].label = "Mensagem"
+
+
+class ReplyThreadInline(admin.TabularInline):
+    model = Reply
+    form = ReplyThreadForm
+    verbose_name = "mensagem"
+    verbose_name_plural = "conversa (em ordem; notas internas nunca saem para o parceiro)"
+    fields = ["created_at", "visibility", "author", "origin", "body", "edited"]
+    readonly_fields = ["created_at", "visibility", "author", "origin", "edited"]
+    extra = 0
+    can_delete = False
+    ordering = ["created_at", "id"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("author_agent", "author_contact")
+
+    def get_formset(self, request, obj=None, **kwargs):
+        kwargs["form"] = type("ReplyThreadFormForAgent", (ReplyThreadForm,), {"agent": request_agent(request)})
+        return super().get_formset(request, obj, **kwargs)
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="tipo")
+    def visibility(self, reply: Reply) -> str:
+        if reply.is_internal:
+            return format_html(
+                '<strong class="nota-interna" style="background:#FEF3C7;color:#92400E;padding:2px 6px">{}</strong>',
+                "Nota interna",
+            )
+        return format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+
+    @admin.display(description="autor")
+    def author(self, reply: Reply) -> str:
+        if reply.author_agent_id:
+            return f"{reply.author_agent.name} (atendente)"
+        contact = reply.author_contact
+        return f"{contact.name} (cliente)" if contact else "—"
+
+
+class TicketAdminForm(forms.ModelForm):
+    new_reply = forms.CharField(
+        label="Nova mensagem",
+        required=False,
+        max_length=65535,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="Deixe em branco para só alterar status, atendente ou prioridade.",
+    )
+    internal = forms.BooleanField(label="Nota interna (não visível para o cliente nem para o parceiro)", required=False)
+
+    request = None
+
+    class Meta:
+        model = Ticket
+        fields = ["status", "assignee", "priority"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("new_reply", "").strip() and request_agent(self.request) is None:
+            raise forms.ValidationError("Somente atendentes ativos da organização podem responder.")
+        return cleaned
+
+
+@admin.register(Ticket)
+class TicketAdmin(OrganizationScopedAdmin):
+    form = TicketAdminForm
+    inlines = [ReplyThreadInline]
+    list_display = ["number", "subject", "colored_status", "priority", "requester", "assignee", "created_at"]
+    list_display_links = ["number", "subject"]
+    list_select_related = ["status", "requester", "assignee"]
+    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter]
+    search_fields = ["subject", "requester__name", "requester__email", "requester__external_id"]
+    search_help_text = "Número, assunto, ou nome, e-mail ou ID externo do solicitante."
+    date_hierarchy = "created_at"
+    ordering = ["-created_at", "-number"]
+    actions = ["resolve", "assign_to_me"]
+    readonly_fields = [
+        "number",
+        "subject",
+        "description",
+        "requester",
+        "external_id",
+        "channel",
+        "created_at",
+        "updated_at",
+        "resolved_at",
+    ]
+    fieldsets = [
+        (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
+        ("Atendimento", {"fields": ["status", "assignee", "priority", "resolved_at"]}),
+        ("Responder", {"fields": ["new_reply", "internal"]}),
+        ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
+    ]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        for name in ("status", "assignee"):
+            widget = form.base_fields[name].widget
+            widget.can_add_related = widget.can_change_related = widget.can_delete_related = False
+            widget.can_view_related = False
+        return type("TicketAdminFormForRequest", (form,), {"request": request})
+
+    def has_add_permission(self, request):
+        return False  # tickets come from partners through the API
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("status", "requester", "assignee")
+
+    def get_search_results(self, request, queryset, search_term):
+        queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip().lstrip("#")
+        if re.fullmatch(r"[0-9]{1,9}", term):
+            queryset = queryset | self.get_queryset(request).filter(number=int(term))
+        return queryset, may_have_duplicates
+
+    @admin.display(description="status", ordering="status__name")
+    def colored_status(self, ticket: Ticket) -> str:
+        return status_badge(ticket.status)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        ticket_update(
+            ticket=Ticket.objects.get(pk=obj.pk),
+            status=data["status"],
+            assignee=data["assignee"],
+            unassign=data["assignee"] is None,
+            priority=data["priority"],
+        )
+
+    def save_formset(self, request, form, formset, change):
+        agent = request_agent(request)
+        for row in formset.forms:
+            if agent is not None and row.instance.pk and "body" in row.changed_data:
+                reply_edit_as_agent(
+                    reply=Reply.objects.get(pk=row.instance.pk), agent=agent, body=row.cleaned_data["body"]
+                )
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        body = form.cleaned_data.get("new_reply", "").strip()
+        if body:
+            reply_create_by_agent(
+                ticket=form.instance, agent=request_agent(request), body=body, internal=form.cleaned_data["internal"]
+            )
+
+    @admin.action(description="Resolver os tickets selecionados")
+    def resolve(self, request, queryset):
+        resolved = 0
+        for ticket in queryset.select_related("status"):
+            status = (
+                TicketStatus.objects.filter(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
+                .order_by("position")
+                .first()
+            )
+            if status is not None and ticket.status.category != StatusCategory.RESOLVED:
+                ticket_update(ticket=ticket, status=status)
+                resolved += 1
+        self.message_user(request, f"{resolved} ticket(s) resolvido(s).", messages.SUCCESS)
+
+    @admin.action(description="Atribuir a mim")
+    def assign_to_me(self, request, queryset):
+        agent = request_agent(request)
+        if agent is None:
+            self.message_user(request, "Somente atendentes ativos podem assumir tickets.", messages.ERROR)
+            return
+        count = 0
+        for ticket in queryset.filter(organization_id=agent.organization_id):
+            try:
+                ticket_update(ticket=ticket, assignee=agent)
+                count += 1
+            except (ApplicationError, ValidationFailed):
+                continue
+        self.message_user(request, f"{count} ticket(s) atribuído(s) a você.", messages.SUCCESS)
+
+
+@admin.register(Contact)
+class ContactAdmin(OrganizationScopedAdmin):
+    list_display = ["name", "email", "phone", "external_id", "created_at"]
+    search_fields = ["name", "email", "external_id"]
+    readonly_fields = ["external_id", "created_at", "updated_at"]
+    fields = ["name", "email", "phone", "external_id", "created_at", "updated_at"]
+    ordering = ["name"]
+
+    def has_add_permission(self, request):
+        return False  # contacts are created with the tickets of their requesters
+
+
+class TicketStatusAdminForm(forms.ModelForm):
+    organization_id = None
+
+    class Meta:
+        model = TicketStatus
+        fields = ["name", "category", "color", "position"]
+
+    def clean_color(self):
+        color = self.cleaned_data["color"]
+        if not _COLOR_RE.match(color):
+            raise forms.ValidationError("Use uma cor no formato #RRGGBB.")
+        return color.upper()
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        organization_id = self.instance.organization_id or self.organization_id
+        duplicates = TicketStatus.objects.filter(organization_id=organization_id, name__iexact=name)
+        if duplicates.exclude(pk=self.instance.pk).exists():
+            raise forms.ValidationError("Já existe um status com este nome.")
+        return name
+
+
+@admin.register(TicketStatus)
+class TicketStatusAdmin(OrganizationScopedAdmin):
+    form = TicketStatusAdminForm
+    list_display = ["name", "badge", "category", "position"]
+    list_filter = ["category"]
+    search_fields = ["name"]
+    ordering = ["position", "name"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type("TicketStatusFormForRequest", (form,), {"organization_id": user_organization_id(request)})
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "category", "color", "position"]
+        return ["organization", *fields] if request.user.is_superuser and obj is None else fields
+
+    @admin.display(description="cor")
+    def badge(self, status: TicketStatus) -> str:
+        return status_badge(status)
+
+    def save_model(self, request, obj, form, change):
+        if not change and not request.user.is_superuser:
+            obj.organization_id = request.user.organization_id
+        super().save_model(request, obj, form, change)
