@@ -63,7 +63,6 @@ MIDDLEWARE = [
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 APPEND_SLASH = False
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 TEMPLATES = [
     {

@@ -90,6 +90,7 @@ class ApiCredentialAdmin(PublicApiAdmin):
 
 
 class WebhookAdminForm(forms.ModelForm):
+    url = forms.URLField(label="URL", max_length=2048, assume_scheme="https")
     events = forms.MultipleChoiceField(
         label="eventos",
         choices=[(kind, EventKind(kind).label) for kind in SUBSCRIBABLE_EVENTS],

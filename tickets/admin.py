@@ -209,12 +209,15 @@ class TicketAdmin(OrganizationScopedAdmin):
         )
 
     def save_formset(self, request, form, formset, change):
+        """Edits go through the service (which emits the webhook), never formset.save()."""
         agent = request_agent(request)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
         for row in formset.forms:
             if agent is not None and row.instance.pk and "body" in row.changed_data:
-                reply_edit_as_agent(
+                reply = reply_edit_as_agent(
                     reply=Reply.objects.get(pk=row.instance.pk), agent=agent, body=row.cleaned_data["body"]
                 )
+                formset.changed_objects.append((reply, ["body"]))
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

@@ -4,6 +4,7 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from helpdesk.models import Agent, Organization
 
@@ -188,7 +189,9 @@ class Reply(TracksLoadedValues):
         Contact, verbose_name="contato", on_delete=models.PROTECT, null=True, blank=True, related_name="replies"
     )
     edited = models.BooleanField("editado", default=False)
-    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    # Set by the services to the instant they touch the ticket, so a reply is never newer
+    # than its ticket's atualizado_em (webhook payloads are built inside the transaction).
+    created_at = models.DateTimeField("criado em", default=timezone.now, editable=False)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
 
     class Meta:

@@ -152,13 +152,17 @@ def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
         ticket = _locked_ticket(ticket)
         if ticket.status.category == StatusCategory.CLOSED:
             raise TicketClosed()
-        reply = Reply.objects.create(
-            ticket=ticket, body=body, origin=ReplyOrigin.CUSTOMER_API, author_contact_id=ticket.requester_id
-        )
         if ticket.status.category in REOPENING_CATEGORIES:
             ticket.status = status_default_open(organization=ticket.organization)
             ticket.resolved_at = None
         ticket.save(update_fields=["status", "resolved_at", "updated_at"])
+        reply = Reply.objects.create(
+            ticket=ticket,
+            body=body,
+            origin=ReplyOrigin.CUSTOMER_API,
+            author_contact_id=ticket.requester_id,
+            created_at=ticket.updated_at,
+        )
     return reply
 
 
@@ -168,10 +172,16 @@ def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: 
         raise ValidationFailed({"atendente": ["Atendente de outra organização."]})
     with transaction.atomic():
         ticket = _locked_ticket(ticket)
-        reply = Reply.objects.create(
-            ticket=ticket, body=body, is_internal=internal, origin=ReplyOrigin.AGENT, author_agent=agent
-        )
+        # The ticket first: the reply's post_save builds the webhook payload from it.
         ticket.save(update_fields=["updated_at"])
+        reply = Reply.objects.create(
+            ticket=ticket,
+            body=body,
+            is_internal=internal,
+            origin=ReplyOrigin.AGENT,
+            author_agent=agent,
+            created_at=ticket.updated_at,
+        )
     return reply
 
 

@@ -154,6 +154,7 @@ class Stack:
         if os.environ.get("REDIS_URL"):
             self.start_redis()
         self.manage("migrate", "--noinput")
+        self.manage("collectstatic", "--noinput", "--verbosity", "0")
         result = json.loads(
             self.manage(
                 "create_organization",

@@ -1,4 +1,4 @@
-"""The delivery engine: claim, signed POST (stubbed), attempt log, retries, 410, leases and the due-delivery dispatcher."""
+"""The delivery engine: claim, signed POST (stubbed), attempt log, retries, 410, leases, the due dispatcher."""
 
 import hashlib
 import hmac
@@ -16,7 +16,14 @@ from integrations import delivery as delivery_module
 from integrations import tasks, webhook_urls
 from integrations.delivery import deliveries_claim_due, delivery_attempt, delivery_claim
 from integrations.events import test_event as emit_test_event
-from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from integrations.models import (
+    DeliveryStatus,
+    EventKind,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEvent,
+)
 from integrations.services import webhook_create, webhook_delete, webhook_update
 from tests.factories import make_agent_reply, make_ticket
 
@@ -25,7 +32,7 @@ STEP_SECONDS = 0.25  # what each fake POST "takes", exact in binary floating poi
 
 
 class FakeClock:
-    """Stands in for the `time` module inside integrations.delivery: a fixed wall clock, a monotonic clock we advance."""
+    """Stands in for `time` inside integrations.delivery: a fixed wall clock, a monotonic clock we advance."""
 
     def __init__(self, now: int):
         self.now = now
@@ -117,9 +124,7 @@ def http(monkeypatch, clock) -> FakeHTTP:
 
 
 def make_webhook(organization, name="ERP", url=URL, events=None) -> Webhook:
-    return webhook_create(
-        organization=organization, name=name, url=url, events=events or ["ticket.resposta_publica"]
-    )
+    return webhook_create(organization=organization, name=name, url=url, events=events or ["ticket.resposta_publica"])
 
 
 @pytest.fixture
@@ -586,7 +591,11 @@ def test_claim_due_returns_due_pending_deliveries_and_expired_leases(webhook, ht
     rows = {name: new_delivery(webhook) for name in ("due", "expired", "future", "leased", "done", "failed", "gone")}
     updates = {
         "due": {"status": DeliveryStatus.PENDING, "next_attempt_at": now - timedelta(seconds=5), "attempt_count": 1},
-        "expired": {"status": DeliveryStatus.SENDING, "lease_expires_at": now - timedelta(seconds=1), "attempt_count": 2},
+        "expired": {
+            "status": DeliveryStatus.SENDING,
+            "lease_expires_at": now - timedelta(seconds=1),
+            "attempt_count": 2,
+        },
         "future": {"status": DeliveryStatus.PENDING, "next_attempt_at": now + timedelta(seconds=300)},
         "leased": {"status": DeliveryStatus.SENDING, "lease_expires_at": now + timedelta(seconds=80)},
         "done": {"status": DeliveryStatus.SUCCEEDED, "next_attempt_at": now - timedelta(seconds=5)},

@@ -181,16 +181,14 @@ def test_public_reply_event_ticket_is_not_older_than_its_reply(organization, age
 
     data = body_of(WebhookEvent.objects.get())["data"]
     ticket.refresh_from_db()
-    assert utc(data["ticket"]["atualizado_em"]) == ticket.updated_at
     assert utc(data["ticket"]["atualizado_em"]) >= utc(data["resposta"]["criado_em"])
+    assert utc(data["ticket"]["atualizado_em"]) == ticket.updated_at
 
 
 # --- Internal notes -----------------------------------------------------------------
 
 
-def test_internal_note_emits_nothing(
-    organization, agent, ticket, webhook, queued, django_capture_on_commit_callbacks
-):
+def test_internal_note_emits_nothing(organization, agent, ticket, webhook, queued, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         make_agent_reply(ticket, agent, body=NOTE_TEXT, internal=True)
 
@@ -229,7 +227,9 @@ def test_partner_reply_through_the_api_emits_nothing(
     organization, ticket, webhook, partner, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        response = partner.post(f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Ainda não chegou."}, format="json")
+        response = partner.post(
+            f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Ainda não chegou."}, format="json"
+        )
 
     assert response.status_code == 201
     assert Reply.objects.filter(ticket=ticket).count() == 1
@@ -478,13 +478,15 @@ def test_on_commit_queues_exactly_the_created_delivery_ids(
 def test_an_action_in_a_transaction_that_raises_leaves_no_rows_and_queues_nothing(
     organization, agent, ticket, webhook, queued, django_capture_on_commit_callbacks
 ):
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        with pytest.raises(RuntimeError, match="falhou depois"):
-            with transaction.atomic():
-                make_agent_reply(ticket, agent, body="Olá")
-                ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
-                assert WebhookEvent.objects.count() == 2
-                raise RuntimeError("falhou depois")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(RuntimeError, match="falhou depois"),
+        transaction.atomic(),
+    ):
+        make_agent_reply(ticket, agent, body="Olá")
+        ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
+        assert WebhookEvent.objects.count() == 2
+        raise RuntimeError("falhou depois")
 
     assert not Reply.objects.exists()
     assert Ticket.objects.get(pk=ticket.pk).status.category == StatusCategory.OPEN

@@ -1,0 +1,172 @@
+"""The admin in real headless Chromium (Debian's package, driven by Playwright),
+against the running stack, so what staff do reaches the partner for real."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.stack import ADMIN_PASSWORD, wait_for
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None,
+    reason="Chromium is not installed (apt-get install chromium chromium-driver); .ci/run installs it",
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        running = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield running
+        running.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    yield page
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+def log_in(page, stack, email="admin@e2e.test", password=ADMIN_PASSWORD):
+    page.goto(f"{stack.base_url}/admin/login/")
+    page.fill("#id_username", email)
+    page.fill("#id_password", password)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#site-name")
+
+
+def open_ticket(page, stack, ticket):
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.click(f"text={ticket['assunto']}")
+    page.wait_for_selector("#id_new_reply")
+    assert f"/admin/tickets/ticket/{ticket['id']}/change/" in page.url
+
+
+def save_and_continue(page):
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist")
+
+
+def test_staff_reply_in_the_admin_reaches_the_partner_signed(stack, receiver, page):
+    path = receiver.new_path(200)
+    webhook = stack.create_webhook(receiver.base_url + path)
+    ticket = stack.create_ticket()
+
+    log_in(page, stack)
+    open_ticket(page, stack, ticket)
+    page.fill("#id_new_reply", "Olá Maria, resolvemos pelo painel.")
+    save_and_continue(page)
+
+    assert "Olá Maria, resolvemos pelo painel." in page.content()
+    request = wait_for(lambda: receiver.at(path), message="the delivery")[0]
+    body = json.loads(request.body)
+    assert body["evento"] == "ticket.resposta_publica"
+    assert body["data"]["resposta"]["mensagem"] == "Olá Maria, resolvemos pelo painel."
+    from standardwebhooks import Webhook as StandardWebhook
+
+    standard_headers = {k: v for k, v in request.headers.items() if k.lower().startswith("webhook-")}
+    assert StandardWebhook(webhook["segredo"]).verify(request.body, standard_headers) == body
+
+
+def test_internal_note_in_the_admin_stays_out_of_the_partner_api(stack, receiver, page):
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path)
+    ticket = stack.create_ticket()
+
+    log_in(page, stack)
+    open_ticket(page, stack, ticket)
+    page.fill("#id_new_reply", "Cliente VIP, priorizar.")
+    page.check("#id_internal")
+    save_and_continue(page)
+
+    assert page.locator(".nota-interna").count() == 1
+    status, partner_view = stack.partner("GET", f"/api/v1/tickets/{ticket['id']}")
+    assert status == 200
+    assert partner_view["data"]["respostas"] == []
+    assert "Cliente VIP" not in json.dumps(partner_view)
+    assert receiver.at(path) == []
+
+
+def test_resolving_in_the_admin_sends_ticket_resolvido_and_the_partner_sees_resolvido_em(stack, receiver, page):
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path, events=("ticket.resolvido",))
+    ticket = stack.create_ticket()
+
+    log_in(page, stack)
+    open_ticket(page, stack, ticket)
+    page.select_option("#id_status", label="Resolvido")
+    save_and_continue(page)
+
+    request = wait_for(lambda: receiver.at(path), message="ticket.resolvido")[0]
+    assert request.headers["X-Service-Event"] == "ticket.resolvido"
+    resolved_at = stack.partner("GET", f"/api/v1/tickets/{ticket['id']}")[1]["data"]["resolvido_em"]
+    assert resolved_at is not None
+    assert json.loads(request.body)["data"]["ticket"]["resolvido_em"] == resolved_at
+
+
+def test_api_key_created_in_the_admin_is_shown_once_and_works(stack, page):
+    log_in(page, stack)
+    page.goto(f"{stack.base_url}/admin/integrations/apicredential/add/")
+    page.fill("#id_name", "Criada no navegador")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist")
+
+    key = re.search(r"hdk_live_[0-9A-Za-z]{40}", page.inner_text(".messagelist")).group(0)
+    status, _ = stack.request("GET", "/api/v1/tickets", key=key)
+    assert status == 200
+    page.click("text=Criada no navegador")
+    page.wait_for_selector("#content")
+    assert key not in page.content()
+    page.goto(f"{stack.base_url}/admin/integrations/apicredential/")
+    assert key not in page.content()
+
+
+def test_staff_of_another_organization_cannot_open_the_ticket(stack, page):
+    ticket = stack.create_ticket()
+    stack.manage(
+        "create_organization",
+        "--name",
+        "Outra",
+        "--admin-email",
+        "staff@outra.test",
+        "--admin-password",
+        ADMIN_PASSWORD,
+        "--json",
+    )
+
+    log_in(page, stack, email="staff@outra.test")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/{ticket['id']}/change/")
+
+    # Django's admin answers a missing object with a redirect to the index and a warning.
+    assert page.url == f"{stack.base_url}/admin/"
+    assert "não existe" in page.inner_text(".messagelist")
+    assert ticket["assunto"] not in page.content()
+    assert page.locator("#id_new_reply").count() == 0
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    assert page.locator(f"a[href*='{ticket['id']}']").count() == 0
