@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
+from rest_framework import serializers
 
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from tickets.api.serializers import ReplyPublicOut, TicketSummaryOut
@@ -23,7 +24,9 @@ logger = logging.getLogger(__name__)
 
 
 def _body(event_id, kind: str, created_at, data: dict) -> str:
-    payload = {"id": str(event_id), "evento": kind, "criado_em": created_at, "data": data}
+    # Timestamps exactly as the API writes them (DRF: microseconds, "Z").
+    timestamp = serializers.DateTimeField().to_representation(created_at)
+    payload = {"id": str(event_id), "evento": kind, "criado_em": timestamp, "data": data}
     return json.dumps(payload, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -1,6 +1,7 @@
 """Outbox: which agent actions write a WebhookEvent and its deliveries, what the body says, and what is queued."""
 
 import json
+import re
 from datetime import datetime
 
 import pytest
@@ -516,3 +517,14 @@ def test_only_inactive_or_unsubscribed_webhooks_write_no_event_row(
         make_agent_reply(ticket, agent, body="Olá")
 
     assert_nothing_emitted(callbacks, queued)
+
+
+def test_event_timestamp_has_the_api_format(organization, agent, settings, django_capture_on_commit_callbacks):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    webhook_create(organization=organization, name="W", url="http://127.0.0.1/x", events=["ticket.resposta_publica"])
+    with django_capture_on_commit_callbacks(execute=False):
+        make_agent_reply(make_ticket(organization), agent)
+
+    body = json.loads(WebhookEvent.objects.get().body)
+    # As DRF writes datetimes: microseconds (omitted only when zero) and "Z".
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z", body["criado_em"])
