@@ -10,6 +10,13 @@ from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.services import agent_create, agent_set_active, avatar_image_format
 
+def _staff_with_an_organization(request) -> bool:
+    """Staff work inside one organization; a staff user without one has no place here."""
+    user = request.user
+    return user.is_active and user.is_staff and (user.is_superuser or user.organization_id is not None)
+
+
+admin.site.has_permission = _staff_with_an_organization
 admin.site.site_header = "Helpdesk — painel de atendimento"
 admin.site.site_title = "Helpdesk"
 admin.site.index_title = "Atendimento"

@@ -26,7 +26,9 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
         queryset = super().get_queryset(request)
         if request.user.is_superuser:
             return queryset
-        return queryset.filter(**{self.organization_path: request.user.organization_id or -1})
+        if request.user.organization_id is None:
+            return queryset.none()
+        return queryset.filter(**{self.organization_path: request.user.organization_id})
 
     def get_list_filter(self, request):
         filters = list(super().get_list_filter(request))

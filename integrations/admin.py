@@ -24,6 +24,7 @@ from integrations.services import (
     credential_create,
     credential_revoke,
     webhook_create,
+    webhook_limit_check,
     webhook_update,
     webhook_validate,
 )
@@ -164,6 +165,8 @@ class WebhookAdmin(PublicApiAdmin):
                     return cleaned
                 try:
                     _validate_with_service(obj, cleaned)
+                    if obj is None:
+                        webhook_limit_check(organization=request.user.organization)
                 except ValidationFailed as error:
                     for field, field_errors in error.errors.items():
                         self.add_error(_FIELD_NAMES.get(field), field_errors)
@@ -189,7 +192,14 @@ class DeliveryAttemptInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    def has_view_permission(self, request, obj=None):
+        # Attempts are part of the delivery log: whoever may see the delivery sees them.
+        return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
+
     def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False
 
 

@@ -95,11 +95,15 @@ def webhook_create(*, organization: Organization, name: str, url: str, events: l
     with transaction.atomic():
         # The organization row lock makes the per-organization limit hold under concurrent creates.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
-        if Webhook.objects.filter(organization=organization).count() >= MAX_WEBHOOKS_PER_ORGANIZATION:
-            raise ValidationFailed(
-                {"webhook": [f"Limite de {MAX_WEBHOOKS_PER_ORGANIZATION} webhooks por organização atingido."]}
-            )
+        webhook_limit_check(organization=organization)
         return Webhook.objects.create(organization=organization, secret=generate_secret(), **cleaned)
+
+
+def webhook_limit_check(*, organization: Organization) -> None:
+    if Webhook.objects.filter(organization=organization).count() >= MAX_WEBHOOKS_PER_ORGANIZATION:
+        raise ValidationFailed(
+            {"webhook": [f"Limite de {MAX_WEBHOOKS_PER_ORGANIZATION} webhooks por organização atingido."]}
+        )
 
 
 def webhook_update(

@@ -150,8 +150,8 @@ class TicketAdmin(OrganizationScopedAdmin):
     list_display_links = ["number", "subject"]
     list_select_related = ["status", "requester", "assignee"]
     list_filter = [StatusCategoryFilter, "priority", AssigneeFilter]
-    search_fields = ["subject", "requester__name", "requester__email", "requester__external_id"]
-    search_help_text = "Número, assunto, ou nome, e-mail ou ID externo do solicitante."
+    search_fields = ["subject", "external_id", "requester__name", "requester__email", "requester__external_id"]
+    search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-number"]
     actions = ["resolve", "assign_to_me"]
@@ -188,11 +188,12 @@ class TicketAdmin(OrganizationScopedAdmin):
         return super().get_queryset(request).select_related("status", "requester", "assignee")
 
     def get_search_results(self, request, queryset, search_term):
-        queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        # `queryset` already carries the list filters: a number match must stay inside them.
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
         term = search_term.strip().lstrip("#")
         if re.fullmatch(r"[0-9]{1,9}", term):
-            queryset = queryset | self.get_queryset(request).filter(number=int(term))
-        return queryset, may_have_duplicates
+            results = results | queryset.filter(number=int(term))
+        return results, may_have_duplicates
 
     @admin.display(description="status", ordering="status__name")
     def colored_status(self, ticket: Ticket) -> str:

@@ -1,0 +1,593 @@
+"""Credentials, webhooks, deliveries and agents in the admin, written through the same services as the API."""
+
+import hashlib
+import io
+import re
+import socket
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from PIL import Image
+from rest_framework.test import APIClient
+
+from helpdesk.models import Agent, User
+from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
+from integrations import delivery as delivery_module
+from integrations import events, webhook_urls
+from integrations.delivery import AttemptOutcome, delivery_attempt
+from integrations.models import ApiCredential, DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
+from integrations.services import credential_create, webhook_create
+from tests.factories import PASSWORD, make_agent
+
+KEY_RE = re.compile(r"hdk_live_[0-9A-Za-z]{40}")
+SECRET_RE = re.compile(r"whsec_[A-Za-z0-9+/]{43}=")
+ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
+NOT_AUTHENTICATED = {
+    "success": False,
+    "message": "Não autenticado.",
+    "status": 401,
+    "data": None,
+    "errors": {"field": "api_key", "message": "Credencial ausente, inválida ou revogada."},
+}
+PUBLIC_ADDRESS = "93.184.216.34"
+
+
+def admin_url(model_name: str, view: str, *args) -> str:
+    app_label = "helpdesk" if model_name == "agent" else "integrations"
+    return reverse(f"admin:{app_label}_{model_name}_{view}", args=args)
+
+
+def shown_messages(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def partner_get(key: str, path: str = "/api/v1/tickets"):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client.get(path)
+
+
+def run_action(client, model_name: str, action: str, objects):
+    return client.post(
+        admin_url(model_name, "changelist"),
+        {"action": action, "_selected_action": [str(obj.pk) for obj in objects], "index": "0"},
+        follow=True,
+    )
+
+
+@pytest.fixture
+def admin_user(organization) -> User:
+    return organization.users.get(is_staff=True)
+
+
+@pytest.fixture
+def staff(client, admin_user):
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def insecure_webhook_urls(settings):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+
+
+@pytest.fixture
+def resolver(monkeypatch, settings):
+    """Production rules, with DNS stubbed: hooks.example.com is public, interno.example.com is private."""
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    addresses = {"hooks.example.com": [PUBLIC_ADDRESS], "interno.example.com": ["10.0.0.7"], "127.0.0.1": ["127.0.0.1"]}
+
+    def resolve(host, port):
+        if host not in addresses:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return addresses[host]
+
+    monkeypatch.setattr(webhook_urls, "resolve_host", resolve)
+
+
+# --- API credentials -----------------------------------------------------------------------------
+
+
+def test_credential_add_shows_the_key_once_and_it_works(staff, organization, admin_user):
+    response = staff.post(admin_url("apicredential", "add"), {"name": "ERP", "_save": "Salvar"}, follow=True)
+
+    assert response.status_code == 200
+    assert response.redirect_chain == [(admin_url("apicredential", "changelist"), 302)]
+    messages = shown_messages(response)
+    keys = [key for message in messages for key in KEY_RE.findall(message)]
+    assert len(keys) == 1
+    key = keys[0]
+    assert f"Credencial criada. Guarde a chave: ela não será exibida novamente: {key}" in messages
+    assert response.content.decode().count(key) == 1
+    credential = ApiCredential.objects.get()
+    assert (credential.organization, credential.name, credential.created_by, credential.is_active) == (
+        organization,
+        "ERP",
+        admin_user,
+        True,
+    )
+    assert credential.key_prefix == key[:12]
+    assert credential.key_digest == hashlib.sha256(key.encode()).hexdigest()
+    assert partner_get(key).status_code == 200
+
+    pages = [
+        staff.get(admin_url("apicredential", "changelist")),
+        staff.get(admin_url("apicredential", "change", credential.pk)),
+        staff.get(admin_url("apicredential", "history", credential.pk)),
+        staff.get(admin_url("apicredential", "add")),
+        staff.get("/admin/"),
+    ]
+    for page in pages:
+        assert page.status_code == 200
+        html = page.content.decode()
+        assert key not in html
+        assert credential.key_digest not in html
+    assert credential.key_prefix in pages[1].content.decode()
+
+
+def test_credential_change_page_is_read_only(staff, organization):
+    credential, _key = credential_create(organization=organization, name="ERP")
+
+    response = staff.post(admin_url("apicredential", "change", credential.pk), {"name": "Renomeada", "_save": "Salvar"})
+
+    assert response.status_code == 302
+    credential.refresh_from_db()
+    assert credential.name == "ERP"
+    assert ApiCredential.objects.count() == 1
+
+
+def test_revoke_action_revokes_and_the_key_stops_working(staff, organization):
+    credential, key = credential_create(organization=organization, name="ERP")
+    other, other_key = credential_create(organization=organization, name="CRM")
+    assert partner_get(key).status_code == 200
+
+    response = run_action(staff, "apicredential", "revoke", [credential])
+
+    assert shown_messages(response) == ["Credenciais revogadas."]
+    credential.refresh_from_db()
+    assert credential.is_active is False
+    assert credential.revoked_at is not None
+    revoked = partner_get(key)
+    assert revoked.status_code == 401
+    assert revoked.json() == NOT_AUTHENTICATED
+    other.refresh_from_db()
+    assert (other.is_active, other.revoked_at) == (True, None)
+    assert partner_get(other_key).status_code == 200
+    assert ApiCredential.objects.count() == 2
+
+
+# --- webhooks ---------------------------------------------------------------------------------------
+
+
+def webhook_form(**overrides) -> dict:
+    return {
+        "name": "ERP",
+        "url": "https://hooks.example.com/erp",
+        "events": ALL_EVENTS,
+        "is_active": "on",
+        "_save": "Salvar",
+    } | overrides
+
+
+def secret_shown(response) -> str:
+    secrets = [secret for message in shown_messages(response) for secret in SECRET_RE.findall(message)]
+    assert len(secrets) == 1
+    return secrets[0]
+
+
+def test_webhook_add_shows_the_secret_once(staff, organization, insecure_webhook_urls):
+    response = staff.post(
+        admin_url("webhook", "add"),
+        webhook_form(url="http://127.0.0.1:9/erp", events=["ticket.resolvido"]),
+        follow=True,
+    )
+
+    assert response.redirect_chain == [(admin_url("webhook", "changelist"), 302)]
+    secret = secret_shown(response)
+    assert f"Segredo do webhook ERP. Guarde o segredo: ele não será exibido novamente: {secret}" in shown_messages(
+        response
+    )
+    webhook = Webhook.objects.get()
+    assert (webhook.organization, webhook.name, webhook.url, webhook.events, webhook.is_active, webhook.secret) == (
+        organization,
+        "ERP",
+        "http://127.0.0.1:9/erp",
+        ["ticket.resolvido"],
+        True,
+        secret,
+    )
+    for page in (
+        staff.get(admin_url("webhook", "changelist")),
+        staff.get(admin_url("webhook", "change", webhook.pk)),
+        staff.get(admin_url("webhook", "history", webhook.pk)),
+    ):
+        assert page.status_code == 200
+        assert secret not in page.content.decode()
+
+
+def test_webhook_add_with_public_https_url(staff, resolver):
+    response = staff.post(admin_url("webhook", "add"), webhook_form(), follow=True)
+
+    assert response.redirect_chain == [(admin_url("webhook", "changelist"), 302)]
+    assert Webhook.objects.get().url == "https://hooks.example.com/erp"
+
+
+def test_webhook_added_inactive_stays_inactive(staff, resolver):
+    response = staff.post(admin_url("webhook", "add"), webhook_form(is_active=""), follow=True)
+
+    assert response.status_code == 200
+    assert Webhook.objects.get().is_active is False
+
+
+@pytest.mark.parametrize(
+    "overrides, errors",
+    [
+        ({"url": "http://hooks.example.com/erp"}, {"url": ["A URL deve usar https://."]}),
+        (
+            {"url": "https://interno.example.com/erp"},
+            {"url": ["O host da URL deve resolver apenas para endereços públicos."]},
+        ),
+        ({"url": "https://127.0.0.1/erp"}, {"url": ["O host da URL deve resolver apenas para endereços públicos."]}),
+        ({"url": "https://naoexiste.example.com/erp"}, {"url": ["Não foi possível resolver o host da URL."]}),
+        ({"events": []}, {"events": ["Este campo é obrigatório."]}),
+        (
+            {"events": ["webhook.teste"]},
+            {"events": ["Faça uma escolha válida. webhook.teste não é uma das escolhas disponíveis."]},
+        ),
+        ({"name": "   "}, {"name": ["Este campo é obrigatório."]}),
+    ],
+    ids=["http", "private-host", "loopback", "unresolvable", "no-events", "unknown-event", "blank-name"],
+)
+def test_webhook_add_validation_errors_show_on_the_form_and_nothing_is_written(staff, resolver, overrides, errors):
+    data = webhook_form(**overrides)
+    if overrides.get("events") == []:
+        del data["events"]
+
+    response = staff.post(admin_url("webhook", "add"), data)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == errors
+    assert Webhook.objects.count() == 0
+    assert not SECRET_RE.search(response.content.decode())
+
+
+def test_webhook_add_beyond_the_limit_is_a_form_error(staff, organization, insecure_webhook_urls):
+    for n in range(10):
+        webhook_create(organization=organization, name=f"Hook {n}", url=f"http://127.0.0.1:9/{n}", events=ALL_EVENTS)
+    staff.raise_request_exception = False  # a crash must show as the status the user gets
+
+    response = staff.post(admin_url("webhook", "add"), webhook_form(url="http://127.0.0.1:9/extra"))
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {"__all__": ["Limite de 10 webhooks por organização atingido."]}
+    assert Webhook.objects.count() == 10
+
+
+def test_webhook_change_validation_error_changes_nothing(staff, organization, resolver):
+    webhook = webhook_create(
+        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
+    )
+    before = Webhook.objects.filter(pk=webhook.pk).values().get()
+
+    response = staff.post(
+        admin_url("webhook", "change", webhook.pk),
+        webhook_form(url="https://interno.example.com/erp", regenerate_secret="on"),
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "url": ["O host da URL deve resolver apenas para endereços públicos."]
+    }
+    assert Webhook.objects.filter(pk=webhook.pk).values().get() == before
+
+
+def test_regenerate_checkbox_shows_the_new_secret_once(staff, organization, resolver):
+    webhook = webhook_create(
+        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
+    )
+    old_secret = webhook.secret
+
+    response = staff.post(
+        admin_url("webhook", "change", webhook.pk), webhook_form(name="ERP novo", regenerate_secret="on"), follow=True
+    )
+
+    assert response.redirect_chain == [(admin_url("webhook", "changelist"), 302)]
+    new_secret = secret_shown(response)
+    webhook.refresh_from_db()
+    assert (webhook.name, webhook.secret, webhook.previous_secret) == ("ERP novo", new_secret, old_secret)
+    assert new_secret != old_secret
+    assert webhook.previous_secret_expires_at is not None
+    page = staff.get(admin_url("webhook", "change", webhook.pk)).content.decode()
+    assert new_secret not in page
+    assert old_secret not in page
+
+
+def test_saving_without_the_checkbox_keeps_the_secret(staff, organization, resolver):
+    webhook = webhook_create(
+        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
+    )
+
+    response = staff.post(
+        admin_url("webhook", "change", webhook.pk), webhook_form(events=["ticket.resolvido"]), follow=True
+    )
+
+    assert not any(SECRET_RE.search(message) for message in shown_messages(response))
+    secret = webhook.secret
+    webhook.refresh_from_db()
+    assert (webhook.secret, webhook.previous_secret, webhook.events) == (secret, "", ["ticket.resolvido"])
+
+
+def test_regenerate_action_shows_each_new_secret_once(staff, organization, insecure_webhook_urls):
+    first = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    second = webhook_create(organization=organization, name="CRM", url="http://127.0.0.1:9/crm", events=ALL_EVENTS)
+    untouched = webhook_create(organization=organization, name="BI", url="http://127.0.0.1:9/bi", events=ALL_EVENTS)
+    old = {webhook.pk: webhook.secret for webhook in (first, second, untouched)}
+
+    response = run_action(staff, "webhook", "regenerate_secrets", [first, second])
+
+    messages = shown_messages(response)
+    for webhook in (first, second):
+        webhook.refresh_from_db()
+        assert webhook.secret != old[webhook.pk]
+        assert webhook.previous_secret == old[webhook.pk]
+        assert (
+            f"Segredo do webhook {webhook.name}. Guarde o segredo: ele não será exibido novamente: {webhook.secret}"
+            in messages
+        )
+    untouched.refresh_from_db()
+    assert untouched.secret == old[untouched.pk]
+    assert len(messages) == 2
+    later = staff.get(admin_url("webhook", "changelist")).content.decode()
+    assert not SECRET_RE.search(later)
+
+
+# --- the permission ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_name", ["apicredential", "webhook", "webhookdelivery"])
+def test_staff_without_public_api_permission_is_refused(
+    staff, organization, admin_user, insecure_webhook_urls, django_capture_on_commit_callbacks, model_name
+):
+    credential, _key = credential_create(organization=organization, name="ERP")
+    webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    with django_capture_on_commit_callbacks(execute=False):
+        delivery = events.test_event(webhook).deliveries.get()
+    obj = {"apicredential": credential, "webhook": webhook, "webhookdelivery": delivery}[model_name]
+    admin_user.user_permissions.remove(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
+
+    observed = {
+        "changelist": staff.get(admin_url(model_name, "changelist")).status_code,
+        "add": staff.get(admin_url(model_name, "add")).status_code,
+        "change": staff.get(admin_url(model_name, "change", obj.pk)).status_code,
+        "change POST": staff.post(admin_url(model_name, "change", obj.pk), {"name": "X"}).status_code,
+        "history": staff.get(admin_url(model_name, "history", obj.pk)).status_code,
+    }
+
+    assert observed == dict.fromkeys(observed, 403)
+    index = staff.get("/admin/")
+    assert [app["app_label"] for app in index.context["app_list"]] == ["helpdesk", "tickets"]
+    assert "/admin/integrations/" not in index.content.decode()
+    assert ApiCredential.objects.get().name == "ERP"
+    assert Webhook.objects.get().name == "ERP"
+
+
+def test_staff_with_public_api_permission_sees_integrations(staff):
+    index = staff.get("/admin/")
+
+    integrations_app = [app for app in index.context["app_list"] if app["app_label"] == "integrations"]
+    assert [model["object_name"] for model in integrations_app[0]["models"]] == [
+        "ApiCredential",
+        "WebhookDelivery",
+        "Webhook",
+    ]
+
+
+# --- deliveries -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def delivery(organization, insecure_webhook_urls, django_capture_on_commit_callbacks, monkeypatch):
+    """A test delivery with one failed attempt, recorded through the delivery service (no HTTP)."""
+    webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    with django_capture_on_commit_callbacks(execute=False):
+        delivery = events.test_event(webhook).deliveries.get()
+    outcome = AttemptOutcome(
+        status_code=500, duration_ms=37, error="Resposta HTTP 500.", response_excerpt="erro interno X"
+    )
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda _delivery: outcome)
+    delivery_attempt(delivery_id=delivery.pk, expected_attempts=0)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempt_count) == (DeliveryStatus.PENDING, 1)
+    return delivery
+
+
+def assert_read_only_delivery_page_with_attempts(response, delivery) -> None:
+    assert response.status_code == 200
+    assert response.context["has_change_permission"] is False
+    attempts = [
+        [form.original for form in formset]
+        for formset in response.context["inline_admin_formsets"]
+        if formset.opts.model is WebhookDeliveryAttempt
+    ]
+    assert attempts == [list(WebhookDeliveryAttempt.objects.filter(delivery=delivery))]
+    html = response.content.decode()
+    assert 'name="_save"' not in html
+    assert 'name="_continue"' not in html
+    assert "<textarea" not in html
+    assert "<select" not in html
+    assert "webhook.teste" in html
+    assert "erro interno X" in html
+    assert "Resposta HTTP 500." in html
+
+
+def test_delivery_change_page_is_read_only_with_attempts(staff, delivery):
+    response = staff.get(admin_url("webhookdelivery", "change", delivery.pk))
+
+    assert_read_only_delivery_page_with_attempts(response, delivery)
+
+
+def test_superuser_delivery_change_page_is_read_only_with_attempts(client, delivery):
+    client.force_login(User.objects.create_superuser(email="root@helpdesk.test", password=PASSWORD))
+
+    response = client.get(admin_url("webhookdelivery", "change", delivery.pk))
+
+    assert_read_only_delivery_page_with_attempts(response, delivery)
+
+
+def test_delivery_cannot_be_changed_by_post(staff, delivery):
+    refused = staff.post(admin_url("webhookdelivery", "change", delivery.pk), {"status": "sucesso"})
+
+    assert refused.status_code == 403
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempt_count) == (DeliveryStatus.PENDING, 1)
+
+
+def test_send_again_action_creates_a_new_delivery_of_the_same_event(
+    staff, delivery, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = run_action(staff, "webhookdelivery", "send_again", [delivery])
+
+    assert shown_messages(response) == ["1 entrega(s) enviada(s) novamente."]
+    copy = WebhookDelivery.objects.exclude(pk=delivery.pk).get()
+    assert (copy.event, copy.webhook, copy.status, copy.attempt_count) == (
+        delivery.event,
+        delivery.webhook,
+        DeliveryStatus.PENDING,
+        0,
+    )
+    assert copy.attempts.count() == 0
+    assert len(queued) == 1  # the new delivery is queued once the action commits (never run here)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempt_count) == (DeliveryStatus.PENDING, 1)
+
+
+# --- agents -----------------------------------------------------------------------------------------
+
+
+def png_bytes() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def agent_form(**overrides) -> dict:
+    return {
+        "name": "Nova Atendente",
+        "email": "Nova@Acme.test",
+        "password": "",
+        "is_active": "on",
+        "_save": "Salvar",
+    } | overrides
+
+
+def test_agent_add_creates_a_user_and_agent_of_the_organization(staff, organization):
+    response = staff.post(admin_url("agent", "add"), agent_form(password="Outra-senha-123"))
+
+    assert response.status_code == 302
+    agent = Agent.objects.get(name="Nova Atendente")
+    assert (agent.organization, agent.is_active, agent.avatar.name) == (organization, True, "")
+    user = agent.user
+    assert (user.email, user.name, user.organization, user.is_staff) == (
+        "nova@acme.test",
+        "Nova Atendente",
+        organization,
+        False,
+    )
+    assert user.check_password("Outra-senha-123")
+
+
+def test_agent_add_without_password_makes_a_user_who_cannot_log_in(staff):
+    assert staff.post(admin_url("agent", "add"), agent_form()).status_code == 302
+
+    assert User.objects.get(email="nova@acme.test").has_usable_password() is False
+
+
+def test_agent_add_with_duplicate_email_is_a_form_error(staff, admin_user, other_organization):
+    foreign_email = other_organization.users.get(is_staff=True).email
+    users_before = User.objects.count()
+
+    for email in (admin_user.email.upper(), foreign_email):
+        response = staff.post(admin_url("agent", "add"), agent_form(email=email))
+
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors == {"email": ["Já existe um usuário com este e-mail."]}
+    assert User.objects.count() == users_before
+    assert not Agent.objects.filter(name="Nova Atendente").exists()
+
+
+def test_agent_add_with_png_avatar(staff, organization):
+    avatar = SimpleUploadedFile("foto.png", png_bytes(), content_type="image/png")
+
+    response = staff.post(admin_url("agent", "add"), agent_form(avatar=avatar))
+
+    assert response.status_code == 302
+    agent = Agent.objects.get(name="Nova Atendente")
+    assert agent.avatar.name.startswith(f"avatars/{organization.pk}/")
+    assert agent.avatar.name.endswith(".png")
+    assert default_storage.exists(agent.avatar.name)
+    with default_storage.open(agent.avatar.name) as stored:
+        assert stored.read() == png_bytes()
+
+
+def test_agent_avatar_change_with_png(staff, organization):
+    agent = make_agent(organization, name="Carla")
+    avatar = SimpleUploadedFile("foto.png", png_bytes(), content_type="image/png")
+
+    response = staff.post(
+        admin_url("agent", "change", agent.pk),
+        {"name": "Carla", "is_active": "on", "avatar": avatar, "_save": "Salvar"},
+    )
+
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert agent.avatar.name.startswith(f"avatars/{organization.pk}/")
+    assert default_storage.exists(agent.avatar.name)
+
+
+@pytest.mark.parametrize("filename, content_type", [("notas.txt", "text/plain"), ("foto.png", "image/png")])
+def test_text_file_as_avatar_is_a_form_error(staff, organization, filename, content_type):
+    agent = make_agent(organization, name="Carla")
+    users_before = User.objects.count()
+
+    def text_file():
+        return SimpleUploadedFile(filename, b"isto nao e uma imagem\n" * 10, content_type=content_type)
+
+    added = staff.post(admin_url("agent", "add"), agent_form(avatar=text_file()))
+    changed = staff.post(
+        admin_url("agent", "change", agent.pk),
+        {"name": "Carla", "is_active": "on", "avatar": text_file(), "_save": "Salvar"},
+    )
+
+    invalid_image = "Faça upload de uma imagem válida. O arquivo enviado não é um arquivo de imagem ou está corrompido."
+    for response in (added, changed):
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors == {"avatar": [invalid_image]}
+    assert User.objects.count() == users_before
+    agent.refresh_from_db()
+    assert agent.avatar.name == ""
+
+
+def test_deactivate_and_activate_actions(staff, organization):
+    first = make_agent(organization, name="Carla")
+    second = make_agent(organization, name="Davi")
+    untouched = make_agent(organization, name="Eva")
+
+    run_action(staff, "agent", "deactivate", [first, second])
+
+    assert dict(Agent.objects.filter(organization=organization).values_list("name", "is_active")) == {
+        "Administrador Acme": True,
+        "Carla": False,
+        "Davi": False,
+        "Eva": True,
+    }
+
+    run_action(staff, "agent", "activate", [first])
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    untouched.refresh_from_db()
+    assert (first.is_active, second.is_active, untouched.is_active) == (True, False, True)

@@ -1,0 +1,84 @@
+"""The ticket admin runs a fixed number of queries, however many tickets or replies it shows."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
+from tickets.models import StatusCategory
+from tickets.services import ticket_update
+
+CHANGELIST = reverse("admin:tickets_ticket_changelist")
+CATEGORIES = [StatusCategory.OPEN, StatusCategory.IN_PROGRESS, StatusCategory.WAITING, StatusCategory.RESOLVED]
+
+
+@pytest.fixture
+def staff(client, organization):
+    client.force_login(organization.users.get(is_staff=True))
+    return client
+
+
+@pytest.fixture
+def agents(organization):
+    """Several authors and assignees, so a per-row lookup of any of them would show."""
+    admin_agent = organization.users.get(is_staff=True).agent
+    return [admin_agent, *(make_agent(organization, name=f"Atendente {n}") for n in range(3))]
+
+
+def queries_of(client, path: str, params=None) -> list[str]:
+    # Warm-up first, so nothing done once per session or per process lands in the measurement.
+    assert client.get(path, params).status_code == 200
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(path, params)
+    assert response.status_code == 200
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def make_varied_tickets(organization, agents, count: int) -> list:
+    """Each with its own requester; statuses and assignees vary from ticket to ticket."""
+    tickets = []
+    for n in range(count):
+        ticket = make_ticket(organization)
+        ticket_update(
+            ticket=ticket,
+            status=status_of(organization, CATEGORIES[n % len(CATEGORIES)]),
+            assignee=agents[n % len(agents)] if n % 3 else None,
+        )
+        tickets.append(ticket)
+    return tickets
+
+
+@pytest.mark.parametrize("params", [None, {"q": "Assunto"}, {"categoria": "aberto"}], ids=["all", "search", "filter"])
+def test_ticket_changelist_queries_do_not_grow_with_tickets(staff, organization, agents, params):
+    make_varied_tickets(organization, agents, 1)
+    with_one = queries_of(staff, CHANGELIST, params)
+
+    make_varied_tickets(organization, agents, 59)
+    with_sixty = queries_of(staff, CHANGELIST, params)
+
+    assert len(with_sixty) == len(with_one), "\n".join(with_sixty)
+
+
+def make_thread(ticket, agents, count: int) -> None:
+    """Public replies and internal notes of several agents, and customer replies, in turn."""
+    for n in range(count):
+        kind = n % 3
+        if kind == 0:
+            make_customer_reply(ticket, body=f"Cliente {n}")
+        else:
+            make_agent_reply(ticket, agents[n % len(agents)], body=f"Atendente {n}", internal=kind == 2)
+
+
+def test_ticket_change_page_queries_do_not_grow_with_replies(staff, organization, agents):
+    small = make_ticket(organization)
+    make_thread(small, agents, 1)
+    large = make_ticket(organization)
+    make_thread(large, agents, 40)
+    assert large.replies.filter(is_internal=True).count() == 13
+    assert large.replies.filter(author_contact__isnull=False).count() == 14
+
+    with_one = queries_of(staff, reverse("admin:tickets_ticket_change", args=[small.pk]))
+    with_forty = queries_of(staff, reverse("admin:tickets_ticket_change", args=[large.pk]))
+
+    assert len(with_forty) == len(with_one), "\n".join(with_forty)

@@ -1,0 +1,578 @@
+"""The ticket admin as support staff use it: forms posted as a browser would, from the rendered page."""
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from helpdesk.models import User
+from helpdesk.permissions import support_group_ensure
+from helpdesk.services import agent_set_active
+from integrations.models import EventKind, WebhookEvent
+from integrations.services import webhook_create
+from tests.factories import (
+    PASSWORD,
+    make_agent,
+    make_agent_reply,
+    make_customer_reply,
+    make_key,
+    make_ticket,
+    status_of,
+)
+from tickets.models import Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
+from tickets.services import RequesterData, ticket_update
+
+CHANGELIST = reverse("admin:tickets_ticket_changelist")
+ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
+NOT_AN_AGENT = "Somente atendentes ativos da organização podem responder."
+
+
+class _FormValues(HTMLParser):
+    """The name/value pairs a browser would submit for one <form>: disabled controls are not sent."""
+
+    def __init__(self, form_id: str):
+        super().__init__(convert_charrefs=True)
+        self.form_id = form_id
+        self.inside = False
+        self.values: dict[str, list[str]] = {}
+        self.disabled: set[str] = set()
+        self._textarea: tuple[str, bool] | None = None
+        self._text = ""
+        self._select: tuple[str, bool] | None = None
+
+    def _add(self, name: str, value: str) -> None:
+        self.values.setdefault(name, []).append(value)
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "form":
+            self.inside = attributes.get("id") == self.form_id
+            return
+        name = attributes.get("name")
+        if not self.inside or (name is None and tag != "option"):
+            return
+        disabled = "disabled" in attributes
+        if disabled and name:
+            self.disabled.add(name)
+        if tag == "input":
+            kind = attributes.get("type", "text")
+            if disabled or kind in ("submit", "button", "image", "reset", "file"):
+                return
+            if kind in ("checkbox", "radio"):
+                if "checked" in attributes:
+                    self._add(name, attributes.get("value") or "on")
+                return
+            self._add(name, attributes.get("value") or "")
+        elif tag == "textarea":
+            self._textarea, self._text = (name, disabled), ""
+        elif tag == "select":
+            self._select = (name, disabled)
+        elif tag == "option" and self._select and not self._select[1] and "selected" in attributes:
+            self._add(self._select[0], attributes.get("value") or "")
+
+    def handle_data(self, data):
+        if self._textarea:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.inside = False
+        elif tag == "textarea" and self._textarea:
+            name, disabled = self._textarea
+            if not disabled:
+                # HTML drops the newline that follows <textarea>; Django's template writes one.
+                self._add(name, self._text.removeprefix("\r\n").removeprefix("\n"))
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+
+def form_values(response, form_id: str = "ticket_form") -> tuple[dict, set]:
+    parser = _FormValues(form_id)
+    parser.feed(response.content.decode())
+    assert parser.values, f"no form #{form_id} on the page"
+    return {name: values if len(values) > 1 else values[0] for name, values in parser.values.items()}, parser.disabled
+
+
+def change_url(ticket: Ticket) -> str:
+    return reverse("admin:tickets_ticket_change", args=[ticket.pk])
+
+
+def thread_row(values: dict, reply: Reply) -> str:
+    """The inline prefix (replies-N) of a reply in the rendered thread."""
+    total = int(values["replies-TOTAL_FORMS"])
+    matches = [f"replies-{n}" for n in range(total) if values.get(f"replies-{n}-id") == str(reply.pk)]
+    assert len(matches) == 1
+    return matches[0]
+
+
+def submit(client, ticket: Ticket, edit=None, **changes):
+    """GET the change page, change what a user would, and POST it back with the Save button."""
+    page = client.get(change_url(ticket))
+    assert page.status_code == 200
+    values, _disabled = form_values(page)
+    assert values["replies-TOTAL_FORMS"] == str(ticket.replies.count())
+    if edit:
+        edit(values)
+    values.update(changes)
+    values["_save"] = "Salvar"
+    return client.post(change_url(ticket), values)
+
+
+def events(organization, kind: str) -> list[WebhookEvent]:
+    return list(WebhookEvent.objects.filter(organization=organization, kind=kind))
+
+
+def partner_ticket(organization, ticket: Ticket) -> dict:
+    partner = APIClient()
+    partner.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(organization)}")
+    response = partner.get(f"/api/v1/tickets/{ticket.pk}")
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.fixture(autouse=True)
+def insecure_webhook_urls(settings):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+
+
+@pytest.fixture
+def admin_user(organization) -> User:
+    return organization.users.get(is_staff=True)
+
+
+@pytest.fixture
+def own_agent(admin_user):
+    return admin_user.agent
+
+
+@pytest.fixture
+def staff(client, admin_user):
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def webhook(organization):
+    return webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+
+
+@pytest.fixture
+def ticket(organization):
+    return make_ticket(
+        organization,
+        subject="Impressora não imprime",
+        requester=RequesterData(name="Ana Cliente", email="ana@cliente.test", external_id="cli-ana"),
+        external_id="pedido-ana",
+    )
+
+
+# --- replying ---------------------------------------------------------------------------------------
+
+
+def test_public_reply_is_an_agent_reply_by_the_staff_user_and_emits_event(
+    staff, organization, own_agent, webhook, ticket
+):
+    response = submit(staff, ticket, new_reply="  Já enviamos um técnico.  ")
+
+    assert response.status_code == 302
+    assert response["Location"] == CHANGELIST
+    reply = ticket.replies.get()
+    assert (reply.body, reply.is_internal, reply.origin, reply.author_agent, reply.author_contact, reply.edited) == (
+        "Já enviamos um técnico.",
+        False,
+        ReplyOrigin.AGENT,
+        own_agent,
+        None,
+        False,
+    )
+    [event] = events(organization, EventKind.PUBLIC_REPLY)
+    body = json.loads(event.body)
+    assert body["evento"] == "ticket.resposta_publica"
+    assert body["data"]["resposta"]["id"] == str(reply.pk)
+    assert body["data"]["resposta"]["mensagem"] == "Já enviamos um técnico."
+    assert [delivery.webhook for delivery in event.deliveries.all()] == [webhook]
+    assert WebhookEvent.objects.count() == 1
+    assert [r["mensagem"] for r in partner_ticket(organization, ticket)["data"]["respostas"]] == [
+        "Já enviamos um técnico."
+    ]
+
+
+def test_internal_note_is_internal_emits_nothing_and_stays_out_of_partner_api(
+    staff, organization, own_agent, webhook, ticket
+):
+    note = "NOTA-INTERNA: cliente inadimplente"
+
+    response = submit(staff, ticket, new_reply=note, internal="on")
+
+    assert response.status_code == 302
+    reply = ticket.replies.get()
+    assert (reply.body, reply.is_internal, reply.origin, reply.author_agent) == (
+        note,
+        True,
+        ReplyOrigin.AGENT,
+        own_agent,
+    )
+    assert WebhookEvent.objects.count() == 0
+    body = partner_ticket(organization, ticket)
+    assert body["data"]["respostas"] == []
+    assert "NOTA-INTERNA" not in json.dumps(body, ensure_ascii=False)
+
+
+def test_thread_shows_notes_marked_and_every_message_in_order(staff, organization, own_agent, ticket):
+    make_customer_reply(ticket, body="Primeira do cliente")
+    make_agent_reply(ticket, own_agent, body="Nota sobre o cliente", internal=True)
+    make_agent_reply(ticket, own_agent, body="Resposta pública")
+
+    html = staff.get(change_url(ticket)).content.decode()
+
+    positions = [html.index(text) for text in ("Primeira do cliente", "Nota sobre o cliente", "Resposta pública")]
+    assert positions == sorted(positions)
+    assert html.count('class="nota-interna"') == 1
+    assert html.count('class="resposta-publica"') == 2
+
+
+def test_editing_own_public_reply_changes_it_and_emits_edited_event(staff, organization, own_agent, webhook, ticket):
+    reply = make_agent_reply(ticket, own_agent, body="Texto original")
+
+    def edit(values):
+        values[f"{thread_row(values, reply)}-body"] = "Texto corrigido"
+
+    response = submit(staff, ticket, edit=edit)
+
+    assert response.status_code == 302
+    reply.refresh_from_db()
+    assert (reply.body, reply.edited) == ("Texto corrigido", True)
+    [event] = events(organization, EventKind.REPLY_EDITED)
+    data = json.loads(event.body)["data"]
+    assert data["mensagem_anterior"] == "Texto original"
+    assert data["resposta"]["mensagem"] == "Texto corrigido"
+    assert data["resposta"]["editado"] is True
+    assert ticket.replies.count() == 1
+
+
+def test_saving_without_touching_own_reply_does_not_edit_it(staff, organization, own_agent, webhook, ticket):
+    reply = make_agent_reply(ticket, own_agent, body="Linha 1\nLinha 2")
+
+    response = submit(staff, ticket)
+
+    assert response.status_code == 302
+    reply.refresh_from_db()
+    assert (reply.body, reply.edited) == ("Linha 1\nLinha 2", False)
+    assert events(organization, EventKind.REPLY_EDITED) == []
+
+
+def test_other_agent_and_customer_replies_are_disabled_and_posting_changes_nothing(
+    staff, organization, webhook, ticket
+):
+    colleague = make_agent(organization, name="Carla Colega")
+    theirs = make_agent_reply(ticket, colleague, body="Resposta da Carla")
+    customer = make_customer_reply(ticket, body="Mensagem do cliente")
+    page = staff.get(change_url(ticket))
+    values, disabled = form_values(page)
+    theirs_row, customer_row = thread_row(values, theirs), thread_row(values, customer)
+    assert {f"{theirs_row}-body", f"{customer_row}-body"} <= disabled
+    events_before = WebhookEvent.objects.count()
+
+    values[f"{theirs_row}-body"] = "Adulterada"
+    values[f"{customer_row}-body"] = "Adulterada"
+    values["_save"] = "Salvar"
+    response = staff.post(change_url(ticket), values)
+
+    assert response.status_code == 302
+    theirs.refresh_from_db()
+    customer.refresh_from_db()
+    assert (theirs.body, theirs.edited) == ("Resposta da Carla", False)
+    assert (customer.body, customer.edited) == ("Mensagem do cliente", False)
+    assert WebhookEvent.objects.count() == events_before
+    assert events(organization, EventKind.REPLY_EDITED) == []
+
+
+def test_own_internal_note_can_be_edited_without_event(staff, organization, own_agent, webhook, ticket):
+    note = make_agent_reply(ticket, own_agent, body="Nota antiga", internal=True)
+
+    def edit(values):
+        values[f"{thread_row(values, note)}-body"] = "Nota nova"
+
+    assert submit(staff, ticket, edit=edit).status_code == 302
+
+    note.refresh_from_db()
+    assert (note.body, note.edited, note.is_internal) == ("Nota nova", True, True)
+    assert WebhookEvent.objects.count() == 0
+
+
+@pytest.mark.parametrize("deactivate", [True, False], ids=["inactive-agent", "no-agent-profile"])
+def test_staff_user_who_is_not_an_active_agent_cannot_reply(
+    client, organization, admin_user, webhook, ticket, deactivate
+):
+    if deactivate:
+        agent_set_active(agent=admin_user.agent, is_active=False)
+        user = admin_user
+    else:
+        user = User.objects.create_user(
+            email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
+        )
+        user.groups.add(support_group_ensure())
+    client.force_login(user)
+    before = Ticket.objects.filter(pk=ticket.pk).values().get()
+
+    response = submit(client, ticket, new_reply="Tentativa de resposta", priority="urgente")
+
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert form.errors == {"__all__": [NOT_AN_AGENT]}
+    assert Reply.objects.count() == 0
+    assert WebhookEvent.objects.count() == 0
+    assert Ticket.objects.filter(pk=ticket.pk).values().get() == before
+
+
+# --- status, assignee, priority -----------------------------------------------------------------
+
+
+def test_changing_status_to_resolved_sets_resolved_at_and_emits_event(staff, organization, webhook, ticket):
+    resolved = status_of(organization, StatusCategory.RESOLVED)
+
+    response = submit(staff, ticket, status=str(resolved.pk))
+
+    assert response.status_code == 302
+    ticket.refresh_from_db()
+    assert ticket.status == resolved
+    assert ticket.resolved_at is not None
+    [event] = events(organization, EventKind.RESOLVED)
+    assert json.loads(event.body)["data"]["ticket"]["status"] == {
+        "nome": "Resolvido",
+        "categoria": "resolvido",
+        "cor": "#10B981",
+    }
+    assert WebhookEvent.objects.count() == 1
+
+    reopened = submit(staff, ticket, status=str(status_of(organization, StatusCategory.OPEN).pk))
+
+    assert reopened.status_code == 302
+    ticket.refresh_from_db()
+    assert ticket.resolved_at is None
+    assert len(events(organization, EventKind.RESOLVED)) == 1
+
+
+def test_assignee_and_priority_change(staff, organization, webhook, ticket):
+    colleague = make_agent(organization, name="Carla Colega")
+
+    response = submit(staff, ticket, assignee=str(colleague.pk), priority="urgente")
+
+    assert response.status_code == 302
+    ticket.refresh_from_db()
+    assert (ticket.assignee, ticket.priority) == (colleague, "urgente")
+    assert ticket.status.category == StatusCategory.OPEN
+    assert WebhookEvent.objects.count() == 0
+
+    assert submit(staff, ticket, assignee="").status_code == 302
+
+    ticket.refresh_from_db()
+    assert ticket.assignee is None
+
+
+def run_action(client, action: str, tickets) -> object:
+    return client.post(
+        CHANGELIST,
+        {"action": action, "_selected_action": [str(t.pk) for t in tickets], "index": "0"},
+        follow=True,
+    )
+
+
+def test_resolve_action_resolves_selected_tickets(staff, organization, webhook, ticket):
+    second = make_ticket(organization)
+    untouched = make_ticket(organization)
+
+    response = run_action(staff, "resolve", [ticket, second])
+
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]] == ["2 ticket(s) resolvido(s)."]
+    for resolved in (ticket, second):
+        resolved.refresh_from_db()
+        assert resolved.status.category == StatusCategory.RESOLVED
+        assert resolved.resolved_at is not None
+    untouched.refresh_from_db()
+    assert (untouched.status.category, untouched.resolved_at) == (StatusCategory.OPEN, None)
+    assert len(events(organization, EventKind.RESOLVED)) == 2
+
+
+def test_assign_to_me_action_assigns_to_the_staff_user_agent(staff, organization, own_agent, ticket):
+    second = make_ticket(organization)
+
+    response = run_action(staff, "assign_to_me", [ticket, second])
+
+    assert [str(m) for m in response.context["messages"]] == ["2 ticket(s) atribuído(s) a você."]
+    assert set(Ticket.objects.values_list("assignee", flat=True)) == {own_agent.pk}
+
+
+def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(staff, admin_user, ticket):
+    agent_set_active(agent=admin_user.agent, is_active=False)
+
+    response = run_action(staff, "assign_to_me", [ticket])
+
+    assert [str(m) for m in response.context["messages"]] == ["Somente atendentes ativos podem assumir tickets."]
+    ticket.refresh_from_db()
+    assert ticket.assignee is None
+
+
+# --- the list -------------------------------------------------------------------------------------
+
+
+def badge(color: str, name: str) -> str:
+    return (
+        f'<td class="field-colored_status"><span style="background:{color};color:#fff;padding:2px 8px;'
+        f'border-radius:10px;white-space:nowrap">{name}</span></td>'
+    )
+
+
+def test_list_shows_status_badge_in_status_color(staff, organization, ticket):
+    resolved = make_ticket(organization)
+    ticket_update(ticket=resolved, status=status_of(organization, StatusCategory.RESOLVED))
+    custom = make_ticket(organization)
+    ticket_update(
+        ticket=custom,
+        status=TicketStatus.objects.create(
+            organization=organization, name="Na fila", category="aberto", color="#123ABC"
+        ),
+    )
+    # A colour that is not #RRGGBB (written around the form) never reaches the style attribute.
+    broken = make_ticket(organization)
+    ticket_update(
+        ticket=broken,
+        status=TicketStatus.objects.create(
+            organization=organization, name="Quebrado", category="aberto", color="x;top:0"
+        ),
+    )
+
+    html = staff.get(CHANGELIST).content.decode()
+
+    assert badge("#3B82F6", "Aberto") in html
+    assert badge("#10B981", "Resolvido") in html
+    assert badge("#123ABC", "Na fila") in html
+    assert badge("#6B7280", "Quebrado") in html
+    assert "x;top:0" not in html
+
+
+def listed(client, params) -> list[Ticket]:
+    response = client.get(CHANGELIST, params)
+    assert response.status_code == 200
+    assert "e=1" not in response.get("Location", "")
+    return list(response.context["cl"].result_list)
+
+
+@pytest.fixture
+def assorted(organization, own_agent):
+    """Tickets #1..#4 without digits in their texts, so a number search matches only numbers."""
+    colleague = make_agent(organization, name="Carla Colega")
+
+    def create(subject, name, priority, status=None, assignee=None):
+        email = f"{name.split()[0].lower()}@cliente.test"
+        ticket = make_ticket(
+            organization,
+            subject=subject,
+            description="Sem detalhes",
+            priority=priority,
+            requester=RequesterData(name=name, email=email, external_id=f"cli-{name.split()[0].lower()}"),
+        )
+        if status or assignee:
+            ticket_update(ticket=ticket, status=status and status_of(organization, status), assignee=assignee)
+        ticket.refresh_from_db()
+        return ticket
+
+    return {
+        "open": create("Impressora travada", "Ana Souza", "baixa"),
+        "resolved": create("Senha expirada", "Bruno Lima", "alta", status=StatusCategory.RESOLVED, assignee=own_agent),
+        "waiting": create("Nota fiscal", "Caio Dias", "alta", status=StatusCategory.WAITING, assignee=colleague),
+        "closed": create("Troca de plano", "Dora Reis", "urgente", status=StatusCategory.CLOSED),
+        "colleague": colleague,
+    }
+
+
+def numbers(tickets) -> list[int]:
+    return sorted(t.number for t in tickets)
+
+
+def test_filter_by_status_category(staff, assorted):
+    assert numbers(listed(staff, {"categoria": "resolvido"})) == [assorted["resolved"].number]
+    assert numbers(listed(staff, {"categoria": "aguardando"})) == [assorted["waiting"].number]
+    assert numbers(listed(staff, {"categoria": "aberto"})) == [assorted["open"].number]
+
+
+def test_filter_by_priority(staff, assorted):
+    assert numbers(listed(staff, {"priority__exact": "alta"})) == numbers([assorted["resolved"], assorted["waiting"]])
+    assert numbers(listed(staff, {"priority__exact": "urgente"})) == [assorted["closed"].number]
+
+
+def test_filter_by_assignee(staff, own_agent, assorted):
+    assert numbers(listed(staff, {"atendente": str(own_agent.pk)})) == [assorted["resolved"].number]
+    assert numbers(listed(staff, {"atendente": str(assorted["colleague"].pk)})) == [assorted["waiting"].number]
+    assert numbers(listed(staff, {"atendente": "nenhum"})) == numbers([assorted["open"], assorted["closed"]])
+
+
+def test_assignee_filter_offers_only_own_organization_agents(
+    staff, organization, other_organization, own_agent, assorted
+):
+    foreign_agent = make_agent(other_organization, name="Atendente GLOBEX-CONFIDENCIAL")
+
+    response = staff.get(CHANGELIST)
+
+    [assignee_filter] = [
+        spec for spec in response.context["cl"].filter_specs if getattr(spec, "parameter_name", None) == "atendente"
+    ]
+    assert assignee_filter.lookup_choices == [
+        ("nenhum", "Sem atendente"),
+        *sorted(
+            [(str(own_agent.pk), own_agent.name), (str(assorted["colleague"].pk), "Carla Colega")], key=lambda c: c[1]
+        ),
+    ]
+    html = response.content.decode()
+    assert str(foreign_agent.pk) not in html
+    assert "GLOBEX-CONFIDENCIAL" not in html
+
+
+@pytest.mark.parametrize(
+    "term, key",
+    [
+        ("2", "resolved"),
+        ("#3", "waiting"),
+        ("impressora", "open"),
+        ("SENHA EXPIRADA", "resolved"),
+        ("dora@cliente.test", "closed"),
+        ("caio@CLIENTE", "waiting"),
+        ("cli-bruno", "resolved"),
+        ("Ana Souza", "open"),
+    ],
+)
+def test_search_by_number_subject_requester_email_and_external_id(staff, assorted, term, key):
+    assert numbers(listed(staff, {"q": term})) == [assorted[key].number]
+
+
+def test_number_search_keeps_the_active_filters(staff, assorted):
+    open_number = assorted["open"].number
+
+    found = listed(staff, {"categoria": "resolvido", "q": str(open_number)})
+
+    # Ticket #1 is open: a search inside the resolved ones finds nothing.
+    assert numbers(found) == []
+
+
+# --- the site ---------------------------------------------------------------------------------------
+
+
+def test_login_page_and_index_carry_the_product_title(client, admin_user):
+    login = client.get("/admin/login/")
+
+    assert login.status_code == 200
+    login_html = login.content.decode()
+    assert "| Helpdesk</title>" in login_html
+    assert "Helpdesk — painel de atendimento" in login_html
+
+    client.force_login(admin_user)
+    index = client.get("/admin/")
+
+    assert index.status_code == 200
+    index_html = index.content.decode()
+    assert "<title>Atendimento | Helpdesk</title>" in index_html
+    assert '<div id="site-name"><a href="/admin/">Helpdesk — painel de atendimento</a></div>' in index_html
