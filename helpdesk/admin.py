@@ -10,6 +10,7 @@ from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.services import agent_create, agent_set_active, avatar_image_format
 
+
 def _staff_with_an_organization(request) -> bool:
     """Staff work inside one organization; a staff user without one has no place here."""
     user = request.user
