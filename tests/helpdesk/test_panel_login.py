@@ -17,6 +17,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 
 from helpdesk.models import User
 from integrations.models import ApiCredential
+from tests.assertions import assert_error, assert_validation_error
 from tests.factories import PASSWORD
 
 LOGIN = "/api/auth/login"
@@ -51,32 +52,8 @@ def refresh(refresh_token) -> object:
     return APIClient().post(REFRESH, {"refresh_token": refresh_token}, format="json")
 
 
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
-
-
 def assert_token_refused(response) -> None:
     assert_error(response, 401, "Não autenticado.", "token")
-
-
-def assert_validation_error(response, fields: set[str]) -> None:
-    assert response.status_code == 422
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == fields
-    for messages in body["errors"].values():
-        assert messages
-        assert all(isinstance(message, str) and message for message in messages)
 
 
 def b64url(data: dict) -> str:

@@ -14,6 +14,7 @@ from helpdesk.models import User
 from integrations.keys import key_digest
 from integrations.models import ApiCredential
 from integrations.services import credential_create
+from tests.assertions import assert_error, assert_validation_error
 from tests.factories import PASSWORD, make_key
 
 URL = "/api/api-keys"
@@ -56,30 +57,6 @@ def timestamp(value) -> str | None:
     if value is None:
         return None
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
-
-
-def assert_validation_error(response, fields: set[str]) -> None:
-    assert response.status_code == 422
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == fields
-    for messages in body["errors"].values():
-        assert messages
-        assert all(isinstance(message, str) and message for message in messages)
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from integrations.models import (
     WebhookEvent,
 )
 from integrations.services import webhook_create, webhook_update
-from tests.factories import PASSWORD, make_agent
+from tests.assertions import assert_error, assert_validation_error, panel_client
+from tests.factories import make_agent
 
 PUBLIC_ADDRESS = "93.184.216.34"
 DELIVERY_FIELDS = {
@@ -51,18 +52,10 @@ def queued(monkeypatch) -> list[list]:
     return sent
 
 
-def login(email: str) -> APIClient:
-    client = APIClient()
-    response = client.post("/api/auth/login", {"email": email, "senha": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['data']['access_token']}")
-    return client
-
-
 @pytest.fixture
 def manager(organization) -> APIClient:
     """The organization's admin, with api_publica:gerenciar."""
-    return login(User.objects.get(organization=organization, is_staff=True).email)
+    return panel_client(User.objects.get(organization=organization, is_staff=True).email)
 
 
 def make_webhook(organization, name="ERP") -> Webhook:
@@ -121,29 +114,6 @@ def deliveries_url(webhook_id) -> str:
 
 def resend_url(webhook_id, delivery_id) -> str:
     return f"/api/webhooks/{webhook_id}/entregas/{delivery_id}/reenviar"
-
-
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
-
-
-def assert_validation_error(response, field: str) -> None:
-    assert response.status_code == 422, response.content
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == {field}
-    assert body["errors"][field]
-    assert all(isinstance(message, str) and message for message in body["errors"][field])
 
 
 def delivery_state() -> list[tuple]:
@@ -480,7 +450,7 @@ def test_a_user_without_permission_gets_403_on_every_delivery_endpoint(
 ):
     delivery = new_delivery(webhook)
     before = delivery_state()
-    client = login(make_agent(organization).user.email)
+    client = panel_client(make_agent(organization).user.email)
 
     with django_capture_on_commit_callbacks(execute=True):
         responses = [

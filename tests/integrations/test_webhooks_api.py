@@ -11,7 +11,8 @@ from helpdesk.models import User
 from integrations import webhook_urls
 from integrations.models import Webhook
 from integrations.services import webhook_create
-from tests.factories import PASSWORD, make_agent
+from tests.assertions import assert_error, assert_validation_error, panel_client
+from tests.factories import make_agent
 
 URL = "/api/webhooks"
 PUBLIC_ADDRESS = "93.184.216.34"
@@ -40,14 +41,6 @@ def stub_resolver(monkeypatch, settings):
     monkeypatch.setattr(webhook_urls, "resolve_host", resolve)
 
 
-def login(email: str) -> APIClient:
-    client = APIClient()
-    response = client.post("/api/auth/login", {"email": email, "senha": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['data']['access_token']}")
-    return client
-
-
 def admin_of(organization) -> User:
     return User.objects.get(organization=organization, is_staff=True)
 
@@ -55,12 +48,12 @@ def admin_of(organization) -> User:
 @pytest.fixture
 def manager(organization) -> APIClient:
     """The organization's admin: has api_publica:gerenciar."""
-    return login(admin_of(organization).email)
+    return panel_client(admin_of(organization).email)
 
 
 @pytest.fixture
 def plain_agent_client(organization) -> APIClient:
-    return login(make_agent(organization).user.email)
+    return panel_client(make_agent(organization).user.email)
 
 
 def make_webhook(organization, name="Integração", url="https://hooks.example.com/helpdesk", events=None) -> Webhook:
@@ -99,29 +92,6 @@ def valid_body(**overrides) -> dict:
 def assert_secret_format(secret: str) -> None:
     assert secret.startswith("whsec_")
     assert len(base64.b64decode(secret.removeprefix("whsec_"), validate=True)) == 32
-
-
-def assert_validation_error(response, field: str) -> None:
-    assert response.status_code == 422, response.content
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == {field}
-    assert body["errors"][field]
-    assert all(isinstance(message, str) and message for message in body["errors"][field])
-
-
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
 
 
 def assert_webhook_not_found(response) -> None:

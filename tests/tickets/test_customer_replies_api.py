@@ -5,6 +5,7 @@ from datetime import datetime
 
 import pytest
 
+from tests.assertions import assert_error, assert_validation_error
 from tests.factories import make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.models import Reply
 from tickets.services import RequesterData, ticket_update
@@ -21,30 +22,6 @@ def reply_url(ticket_id, reply_id) -> str:
 def utc(value: str) -> datetime:
     assert value.endswith("Z"), value
     return datetime.fromisoformat(value)
-
-
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
-
-
-def assert_validation_error(response, fields: set[str]) -> None:
-    assert response.status_code == 422
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == fields
-    for messages in body["errors"].values():
-        assert messages
-        assert all(isinstance(message, str) and message for message in messages)
 
 
 @pytest.fixture

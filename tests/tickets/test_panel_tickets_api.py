@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from helpdesk.models import User
 from helpdesk.services import agent_set_active
+from tests.assertions import assert_error, assert_validation_error, panel_client
 from tests.factories import (
     PASSWORD,
     make_agent,
@@ -43,18 +44,10 @@ TICKET_FIELDS = {
 REPLY_FIELDS = {"id", "mensagem", "origem", "editado", "autor", "criado_em", "interna"}
 
 
-def login(email: str) -> APIClient:
-    client = APIClient()
-    response = client.post("/api/auth/login", {"email": email, "senha": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['data']['access_token']}")
-    return client
-
-
 @pytest.fixture
 def panel(agent) -> APIClient:
     """Beatriz, a plain agent of `organization` (no api_publica:gerenciar)."""
-    return login(agent.user.email)
+    return panel_client(agent.user.email)
 
 
 @pytest.fixture
@@ -130,28 +123,6 @@ def ticket_state(t: Ticket) -> dict:
 def reply_state(reply: Reply) -> tuple:
     reply.refresh_from_db()
     return (reply.body, reply.edited, reply.is_internal, reply.updated_at)
-
-
-def assert_error(response, status: int, message: str, field: str) -> None:
-    assert response.status_code == status, response.content
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": message,
-        "status": status,
-        "data": None,
-        "errors": {"field": field, "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
-
-
-def assert_validation_error(response, field: str) -> None:
-    assert response.status_code == 422, response.content
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == {field}
-    assert all(isinstance(message, str) and message for message in body["errors"][field])
 
 
 def assert_ticket_not_found(response) -> None:
@@ -765,7 +736,7 @@ def panel_requests(t: Ticket, reply: Reply, status_id) -> list[tuple[str, str, d
 
 def test_panel_user_who_is_not_an_agent_gets_403(thread, organization):
     User.objects.create_user(email="gerente@acme.test", password=PASSWORD, name="Gerente", organization=organization)
-    client = login("gerente@acme.test")
+    client = panel_client("gerente@acme.test")
     before = ticket_state(thread["ticket"])
 
     for method, path, body in panel_requests(thread["ticket"], thread["mine"], status_of(organization, "fechado").pk):

@@ -5,6 +5,7 @@ from datetime import datetime
 
 import pytest
 
+from tests.assertions import assert_validation_error
 from tests.factories import make_ticket
 from tickets.models import Contact, Ticket
 from tickets.services import RequesterData
@@ -44,18 +45,6 @@ def payload(**overrides) -> dict:
     }
     body.update(overrides)
     return body
-
-
-def assert_validation_error(response, fields: set[str]) -> None:
-    """The exact 422 envelope: no status, no data, each named field with a list of Portuguese messages."""
-    assert response.status_code == 422
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == fields
-    for messages in body["errors"].values():
-        assert isinstance(messages, list)
-        assert messages
-        assert all(isinstance(message, str) and message for message in messages)
 
 
 # --- Creation -------------------------------------------------------------

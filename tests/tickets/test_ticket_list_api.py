@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.assertions import assert_validation_error
 from tests.factories import make_agent_reply, make_customer_reply, make_ticket
 from tickets.models import Ticket
 from tickets.services import RequesterData
@@ -39,16 +40,6 @@ def ticket(organization, subject="Assunto", description="Descrição", name="Cli
 
 def numbers(response) -> list[int]:
     return [item["numero"] for item in response.json()["data"]["data"]]
-
-
-def assert_validation_error(response, fields: set[str]) -> None:
-    assert response.status_code == 422
-    body = response.json()
-    assert body == {"success": False, "message": "Erro de validação", "errors": body["errors"]}
-    assert set(body["errors"]) == fields
-    for messages in body["errors"].values():
-        assert messages
-        assert all(isinstance(message, str) and message for message in messages)
 
 
 # --- Envelope and pagination ----------------------------------------------
