@@ -4,6 +4,7 @@ from rest_framework.test import APIClient
 
 from tests.factories import PASSWORD
 
+
 def assert_error(response, status: int, message: str, field: str) -> None:
     """The error envelope: success false, the message, status, data null, errors {field, message}."""
     assert response.status_code == status, response.content
