@@ -163,6 +163,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- I18N, time -----------------------------------------------------------
 LANGUAGE_CODE = "pt-br"
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -6,6 +6,7 @@ same body. A claim whose request died mid-way is taken over after a while.
 """
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,7 +28,12 @@ class Replay:
 
 
 def fingerprint(method: str, path: str, body: bytes) -> str:
-    return hashlib.sha256(b"\n".join([method.encode(), path.encode(), body])).hexdigest()
+    """Equal JSON is the same request, whatever its spacing or key order."""
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        canonical = body
+    return hashlib.sha256(b"\n".join([method.encode(), path.encode(), canonical])).hexdigest()
 
 
 def idempotency_claim(*, credential: ApiCredential, key: str, request_fingerprint: str) -> IdempotencyRecord | Replay:

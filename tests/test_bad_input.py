@@ -34,7 +34,7 @@ OPTIONAL_BLANKABLE_TEXT = {"solicitante.email": 254, "solicitante.telefone": 32}
 TEXT_FIELDS = {**REQUIRED_TEXT, **OPTIONAL_ID_TEXT, **OPTIONAL_BLANKABLE_TEXT}
 
 NOT_TEXT = "Informe um texto."
-NOT_NULL = "Este campo pode não ser nulo."
+NOT_NULL = "Este campo não pode ser nulo."
 NOT_BLANK = "Este campo pode não estar em branco."
 REQUIRED = "Este campo é obrigatório."
 NO_NUL = "Caracteres nulos não são permitidos."
@@ -429,7 +429,7 @@ def list_query_cases():
     yield pytest.param({"numero": "9" * 5000}, {"numero": ["Valor da string é muito grande."]}, id="numero-huge")
     yield pytest.param(
         {"numero": "2147483648"},
-        {"numero": ["Certifique-se de que este valor seja inferior ou igual a 2147483647."]},
+        {"numero": ["Certifique-se de que este valor seja menor ou igual a 2147483647."]},
         id="numero-past-int32",
     )
     for page in ["abc", "1\u0000"]:

@@ -185,17 +185,25 @@ def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: 
     return reply
 
 
-def reply_edit_as_customer(*, reply: Reply, body: str) -> Reply:
-    """The partner may edit only what it sent through the API."""
+def reply_ensure_editable_by_customer(reply: Reply) -> None:
+    """The partner may edit only what was sent through the API (by any of its keys)."""
     if reply.origin != ReplyOrigin.CUSTOMER_API:
         raise ReplyNotEditable()
+
+
+def reply_ensure_editable_by_agent(reply: Reply, agent: Agent) -> None:
+    """An agent edits their own replies and notes, never the customer's words."""
+    if reply.origin != ReplyOrigin.AGENT or reply.author_agent_id != agent.pk:
+        raise ReplyNotEditable(detail="Somente o autor da resposta pode editá-la.")
+
+
+def reply_edit_as_customer(*, reply: Reply, body: str) -> Reply:
+    reply_ensure_editable_by_customer(reply)
     return _reply_set_body(reply, body)
 
 
 def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
-    """An agent edits their own replies and notes, never the customer's words."""
-    if reply.origin != ReplyOrigin.AGENT or reply.author_agent_id != agent.pk:
-        raise ReplyNotEditable(detail="Somente o autor da resposta pode editá-la.")
+    reply_ensure_editable_by_agent(reply, agent)
     return _reply_set_body(reply, body)
 
 

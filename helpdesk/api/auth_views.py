@@ -58,8 +58,9 @@ class _PublicAuthView(EnvelopeAPIView):
     permission_classes = [AllowAny]
     rate_group = ""
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+    body_required_methods = ("POST",)
+
+    def rate_limit(self, request) -> None:
         count_request(request, group=self.rate_group, rate=settings.LOGIN_RATE_LIMIT, key="ip", policy="login")
 
 

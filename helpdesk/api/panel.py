@@ -44,8 +44,7 @@ class PanelAPIView(EnvelopeAPIView):
     def organization(self):
         return self.request.user.organization
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+    def rate_limit(self, request) -> None:
         count_request(request, group="panel-api", rate=settings.PANEL_RATE_LIMIT, key=_user_key, policy="painel")
 
 

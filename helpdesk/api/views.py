@@ -2,6 +2,7 @@
 
 import logging
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import connection, transaction
 from django.http import JsonResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -18,8 +19,27 @@ from helpdesk.api.schema import ErrorEnvelope, envelope
 logger = logging.getLogger(__name__)
 
 
+def raw_body(request) -> bytes:
+    """The request body, refused past the 1 MiB limit (Django raises before reading more)."""
+    try:
+        return request._request.body
+    except RequestDataTooBig:
+        raise domain.PayloadTooLarge()
+
+
 class EnvelopeAPIView(APIView):
     content_negotiation_class = JSONOnlyNegotiation
+    # Methods whose handler reads a JSON object: an empty body is malformed JSON (400), not {}.
+    body_required_methods: tuple[str, ...] = ()
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication, permissions
+        self.rate_limit(request)
+        if request.method in self.body_required_methods and not raw_body(request):
+            raise domain.BadRequest("JSON inválido.", field="body", detail="O corpo da requisição está vazio.")
+
+    def rate_limit(self, request) -> None:
+        """Counts the request against its limit; raises RateLimited past it."""
 
     def dispatch(self, request, *args, **kwargs):
         # A write request is one transaction, so a failure after a service
@@ -91,8 +111,12 @@ def api_route_not_found(request, *args, **kwargs):
     return JsonResponse(_route_not_found_payload(), status=404, json_dumps_params={"ensure_ascii": False})
 
 
+def _is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
 def handler404(request, exception=None):
-    if request.path.startswith("/api/"):
+    if _is_api_path(request.path):
         return api_route_not_found(request)
     from django.views.defaults import page_not_found
 
@@ -100,7 +124,7 @@ def handler404(request, exception=None):
 
 
 def handler500(request):
-    if request.path.startswith("/api/"):
+    if _is_api_path(request.path):
         return JsonResponse(error_payload(internal_error()), status=500, json_dumps_params={"ensure_ascii": False})
     from django.views.defaults import server_error
 

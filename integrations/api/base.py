@@ -7,7 +7,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from helpdesk.api.views import EnvelopeAPIView
+from helpdesk.api.views import EnvelopeAPIView, raw_body
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import HEADER, Replay, fingerprint, idempotency_claim, idempotency_complete
 from integrations.ratelimit import partner_rate_limit
@@ -22,16 +22,18 @@ class PartnerAPIView(EnvelopeAPIView):
     def organization(self):
         return self.request.user.organization
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+    def rate_limit(self, request) -> None:
         partner_rate_limit(request)
+
+    def initial(self, request, *args, **kwargs):
         self._idempotency = None
+        super().initial(request, *args, **kwargs)
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:
             self._idempotency = idempotency_claim(
                 credential=request.auth,
                 key=key,
-                request_fingerprint=fingerprint(request.method, request.path, request._request.body),
+                request_fingerprint=fingerprint(request.method, request.path, raw_body(request)),
             )
 
             if isinstance(self._idempotency, Replay):

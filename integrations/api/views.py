@@ -38,6 +38,8 @@ from integrations.services import (
 
 
 class CredentialCollectionView(ManagementAPIView):
+    body_required_methods = ("POST",)
+
     @extend_schema(
         operation_id="api_keys_list",
         tags=["Painel: credenciais"],
@@ -80,6 +82,8 @@ class CredentialDetailView(ManagementAPIView):
 
 
 class WebhookCollectionView(ManagementAPIView):
+    body_required_methods = ("POST",)
+
     @extend_schema(
         operation_id="webhooks_list",
         tags=["Painel: webhooks"],
@@ -109,6 +113,8 @@ class WebhookCollectionView(ManagementAPIView):
 
 
 class WebhookDetailView(ManagementAPIView):
+    body_required_methods = ("PATCH",)
+
     @extend_schema(
         operation_id="webhooks_retrieve",
         tags=["Painel: webhooks"],

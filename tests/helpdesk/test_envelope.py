@@ -225,19 +225,35 @@ def test_malformed_or_non_object_json_is_a_400_on_field_body(partner, body, deta
     assert row_counts() == (0, 0, 0)
 
 
-def test_empty_body_is_read_as_an_empty_object(partner):
+def test_empty_body_where_a_json_object_is_expected_is_a_400_on_field_body(partner):
     response = partner.post(TICKETS, b"", content_type="application/json")
 
-    assert response.status_code == 422
+    assert response.status_code == 400
     assert response.json() == {
         "success": False,
-        "message": "Erro de validação",
-        "errors": {
-            "assunto": ["Este campo é obrigatório."],
-            "descricao": ["Este campo é obrigatório."],
-            "solicitante": ["Este campo é obrigatório."],
-        },
+        "message": "JSON inválido.",
+        "status": 400,
+        "data": None,
+        "errors": {"field": "body", "message": "O corpo da requisição está vazio."},
     }
+    assert row_counts() == (0, 0, 0)
+
+
+def test_api_without_trailing_slash_is_a_json_404(anon_client):
+    response = anon_client.get("/api")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["message"] == "Rota não encontrada."
+
+
+def test_body_over_1_mib_with_an_idempotency_key_is_a_413_not_a_500(partner):
+    body = b'{"assunto": "' + b"x" * (1024 * 1024 + 10) + b'"}'
+
+    response = partner.post(TICKETS, body, content_type="application/json", HTTP_IDEMPOTENCY_KEY="big-1")
+
+    assert response.status_code == 413
+    assert response.json()["errors"]["field"] == "body"
     assert row_counts() == (0, 0, 0)
 
 
@@ -440,3 +456,14 @@ def test_health_is_503_when_the_broker_is_down(anon_client, db, monkeypatch):
         "data": None,
         "errors": {"field": "broker", "message": "broker indisponível."},
     }
+
+
+def test_validation_messages_are_correct_portuguese(partner):
+    page = partner.get(TICKETS, {"page": "0", "por_pagina": "101"})
+    null = partner.post(TICKETS, {"assunto": None}, format="json")
+
+    assert page.json()["errors"] == {
+        "page": ["Certifique-se de que este valor seja maior ou igual a 1."],
+        "por_pagina": ["Certifique-se de que este valor seja menor ou igual a 100."],
+    }
+    assert null.json()["errors"]["assunto"] == ["Este campo não pode ser nulo."]

@@ -74,3 +74,22 @@ def test_without_the_header_every_post_creates(partner, organization):
 
     assert Ticket.objects.filter(organization=organization).count() == 2
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_the_same_json_with_other_spacing_or_key_order_is_the_same_request(partner, organization):
+    first = partner.post(
+        "/api/v1/tickets",
+        b'{"assunto":"Pedido","descricao":"Chegou quebrado","solicitante":{"nome":"Maria"}}',
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="req-9",
+    )
+    retry = partner.post(
+        "/api/v1/tickets",
+        b'{ "solicitante": { "nome": "Maria" },\n  "descricao": "Chegou quebrado", "assunto": "Pedido" }',
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="req-9",
+    )
+
+    assert first.status_code == retry.status_code == 201
+    assert retry.json() == first.json()
+    assert Ticket.objects.filter(organization=organization).count() == 1

@@ -330,3 +330,13 @@ def test_invalid_edit_is_422_and_changes_nothing(partner, ticket, body):
     assert_validation_error(response, {"mensagem"})
     reply.refresh_from_db()
     assert (reply.body, reply.edited) == ("Original", False)
+
+
+def test_editing_an_agent_reply_is_403_even_with_an_invalid_body(partner, ticket, agent):
+    reply = make_agent_reply(ticket, agent, body="Do atendente")
+
+    response = partner.patch(reply_url(ticket.pk, reply.pk), {}, format="json")
+
+    assert_error(response, 403, "Acesso negado.", "resposta")
+    reply.refresh_from_db()
+    assert reply.body == "Do atendente"

@@ -24,7 +24,12 @@ from tickets.selectors import (
     ticket_list_panel,
     ticket_panel_queryset,
 )
-from tickets.services import reply_create_by_agent, reply_edit_as_agent, ticket_update
+from tickets.services import (
+    reply_create_by_agent,
+    reply_edit_as_agent,
+    reply_ensure_editable_by_agent,
+    ticket_update,
+)
 
 
 class PanelTicketCollectionView(AgentPanelAPIView):
@@ -54,6 +59,8 @@ class PanelTicketCollectionView(AgentPanelAPIView):
 
 
 class PanelTicketDetailView(AgentPanelAPIView):
+    body_required_methods = ("PATCH",)
+
     @extend_schema(
         operation_id="panel_tickets_retrieve",
         tags=["Painel: tickets"],
@@ -97,6 +104,8 @@ class PanelTicketDetailView(AgentPanelAPIView):
 
 
 class PanelReplyCollectionView(AgentPanelAPIView):
+    body_required_methods = ("POST",)
+
     @extend_schema(
         operation_id="panel_replies_create",
         tags=["Painel: tickets"],
@@ -118,6 +127,8 @@ class PanelReplyCollectionView(AgentPanelAPIView):
 
 
 class PanelReplyDetailView(AgentPanelAPIView):
+    body_required_methods = ("PATCH",)
+
     @extend_schema(
         operation_id="panel_replies_update",
         tags=["Painel: tickets"],
@@ -130,6 +141,7 @@ class PanelReplyDetailView(AgentPanelAPIView):
     def patch(self, request, id, resposta):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
         reply = reply_get(ticket=ticket, reply_id=resposta)
+        reply_ensure_editable_by_agent(reply, self.agent)  # 403 before the body is even looked at
         payload = PanelReplyEditIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_agent(reply=reply, agent=self.agent, body=payload.validated_data["mensagem"])

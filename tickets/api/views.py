@@ -12,13 +12,21 @@ from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerAPIView
 from tickets.api.serializers import ReplyIn, ReplyPublicOut, TicketCreateIn, TicketListQuery, TicketPublicOut
 from tickets.selectors import reply_for_output, reply_get_public, ticket_get, ticket_get_public, ticket_list_public
-from tickets.services import RequesterData, reply_create_by_customer, reply_edit_as_customer, ticket_create
+from tickets.services import (
+    RequesterData,
+    reply_create_by_customer,
+    reply_edit_as_customer,
+    reply_ensure_editable_by_customer,
+    ticket_create,
+)
 
 TICKETS_PER_PAGE_DEFAULT = 15
 AGENTS_PER_PAGE = 10
 
 
 class TicketCollectionView(PartnerAPIView):
+    body_required_methods = ("POST",)
+
     @extend_schema(
         operation_id="v1_tickets_list",
         tags=["Parceiros v1"],
@@ -87,6 +95,8 @@ class TicketDetailView(PartnerAPIView):
 
 
 class ReplyCollectionView(PartnerAPIView):
+    body_required_methods = ("POST",)
+
     @extend_schema(
         operation_id="v1_tickets_replies_create",
         tags=["Parceiros v1"],
@@ -102,6 +112,8 @@ class ReplyCollectionView(PartnerAPIView):
 
 
 class ReplyDetailView(PartnerAPIView):
+    body_required_methods = ("PATCH",)
+
     @extend_schema(
         operation_id="v1_tickets_replies_update",
         tags=["Parceiros v1"],
@@ -111,6 +123,7 @@ class ReplyDetailView(PartnerAPIView):
     def patch(self, request, id, resposta):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
         reply = reply_get_public(ticket=ticket, reply_id=resposta)
+        reply_ensure_editable_by_customer(reply)  # 403 before the body is even looked at
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_customer(reply=reply, body=payload.validated_data["mensagem"])
