@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import requests
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -103,6 +104,7 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
         body=body,
     )
     started = time.monotonic()
+    deadline = started + settings.WEBHOOK_TIMEOUT
     try:
         validate_webhook_url(delivery.webhook.url)
         with _session() as session:
@@ -110,12 +112,12 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
                 delivery.webhook.url, data=body, headers=headers, stream=True, allow_redirects=False
             )
             try:
-                excerpt = response.raw.read(RESPONSE_EXCERPT_BYTES, decode_content=True) or b""
+                excerpt = _read_excerpt(response, deadline)
             finally:
                 response.close()
     except (UnsafeWebhookUrl, InvalidIPAddress) as error:
         return _failure(started, f"Endereço de destino não permitido: {error}")
-    except requests.Timeout:
+    except (requests.Timeout, _TooSlow, SoftTimeLimitExceeded):
         return _failure(started, f"Tempo esgotado ({settings.WEBHOOK_TIMEOUT:g} s).")
     except requests.RequestException as error:
         return _failure(started, f"Falha de conexão: {type(error).__name__}: {error}"[:1000])
@@ -131,6 +133,32 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
         error=outcome_error,
         response_excerpt=excerpt.decode("utf-8", "replace"),
     )
+
+
+class _TooSlow(Exception):
+    """The whole attempt, not just one socket read, went past WEBHOOK_TIMEOUT."""
+
+
+def _read_excerpt(response, deadline: float) -> bytes:
+    """At most 1 KB of the answer, in small reads, and all of it within the deadline.
+
+    requests' timeout bounds each socket read only: a receiver trickling a byte
+    at a time would otherwise hold the worker for as long as it likes.
+    """
+    if time.monotonic() > deadline:
+        raise _TooSlow()
+    read = getattr(response.raw, "read1", None) or response.raw.read
+    chunks: list[bytes] = []
+    size = 0
+    while size < RESPONSE_EXCERPT_BYTES:
+        chunk = read(RESPONSE_EXCERPT_BYTES - size, decode_content=True)
+        if time.monotonic() > deadline:
+            raise _TooSlow()
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _elapsed_ms(started: float) -> int:

@@ -1,13 +1,23 @@
 """Celery tasks: fetch by id, call a service. Safe to run twice."""
 
 from celery import shared_task
+from django.conf import settings
 
 from integrations.delivery import deliveries_claim_due, delivery_attempt
 from integrations.events import deliveries_enqueue
 from integrations.idempotency import idempotency_purge_expired
 
 
-@shared_task(name="integrations.deliver_webhook", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(
+    name="integrations.deliver_webhook",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    # A backstop for a receiver that stalls where requests' timeouts cannot see:
+    # the attempt is recorded as a timeout and the worker is free again.
+    soft_time_limit=settings.WEBHOOK_TIMEOUT * 2 + 5,
+    time_limit=settings.WEBHOOK_TIMEOUT * 2 + 15,
+)
 def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
     delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
 

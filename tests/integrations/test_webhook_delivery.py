@@ -46,13 +46,26 @@ class FakeClock:
 
 
 class FakeRaw:
-    def __init__(self, content: bytes):
+    """A stream: each read1 hands out what is left, up to `amount`, `chunk` bytes at a time."""
+
+    def __init__(self, content: bytes, chunk: int | None = None, clock: "FakeClock | None" = None, pause: float = 0.0):
         self.content = content
+        self.position = 0
+        self.chunk = chunk
+        self.clock = clock
+        self.pause = pause
         self.reads: list[tuple] = []
 
-    def read(self, amount=None, decode_content=False) -> bytes:
+    def read1(self, amount=None, decode_content=False) -> bytes:
         self.reads.append((amount, decode_content))
-        return self.content if amount is None else self.content[:amount]
+        if self.clock is not None:
+            self.clock.ticks += self.pause
+        size = len(self.content) if amount is None else amount
+        if self.chunk is not None:
+            size = min(size, self.chunk)
+        data = self.content[self.position : self.position + size]
+        self.position += len(data)
+        return data
 
 
 class FakeResponse:
@@ -706,3 +719,19 @@ def test_after_regeneration_both_secrets_sign_until_the_previous_one_expires(web
     assert StandardWebhook(new_secret).verify(call["body"], call["headers"]) == json.loads(call["body"])
     with pytest.raises(WebhookVerificationError):
         StandardWebhook(old_secret).verify(call["body"], call["headers"])
+
+
+def test_a_receiver_trickling_its_answer_past_the_timeout_is_a_failure(http, clock, delivery):
+    slow = FakeResponse(200)
+    slow.raw = FakeRaw(b"x" * 1024, chunk=1, clock=clock, pause=0.6)  # a byte every 0.6 s, each read "in time"
+    http.respond(slow)
+
+    result = delivery_attempt(delivery_id=delivery.pk, expected_attempts=0)
+
+    logged = result.attempts.get()
+    assert logged.succeeded is False
+    assert logged.status_code is None
+    assert logged.error == "Tempo esgotado (10 s)."
+    assert result.status == "pendente"
+    assert len(slow.raw.reads) < 20  # it gave up at the deadline, not after 1024 reads
+    assert slow.closed is True
