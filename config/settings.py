@@ -254,10 +254,16 @@ LOGGING = {
     "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    CSRF_COOKIE_HTTPONLY = True
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_PROXY_SSL_HEADER = (
-        ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
-    )
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+# Production sits behind a TLS-terminating proxy: trust its X-Forwarded-Proto,
+# send cookies only over https, and ask browsers to stay on https.
+if env.bool("BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Where the client address comes from for per-address limits (login): REMOTE_ADDR,
+# or a header the proxy sets and clients cannot, e.g. HTTP_X_REAL_IP.
+RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")

@@ -175,6 +175,8 @@ class TicketAdmin(OrganizationScopedAdmin):
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)
+        assignee_field = form.base_fields["assignee"]
+        assignee_field.queryset = assignee_field.queryset.filter(is_active=True)
         for name in ("status", "assignee"):
             widget = form.base_fields[name].widget
             widget.can_add_related = widget.can_change_related = widget.can_delete_related = False

@@ -229,6 +229,8 @@ def ticket_update(
         errors["status_id"] = ["Status inexistente nesta organização."]
     if assignee is not None and assignee.organization_id != ticket.organization_id:
         errors["atendente_id"] = ["Atendente inexistente nesta organização."]
+    elif assignee is not None and not assignee.is_active and assignee.pk != ticket.assignee_id:
+        errors["atendente_id"] = ["Atendente inativo não pode receber tickets."]
     if priority is not None and priority not in Priority.values:
         errors["prioridade"] = ["Prioridade inválida."]
     if errors:

@@ -11,6 +11,15 @@ class OperatorCommand(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
+    def execute(self, *args, **options):
+        try:
+            return super().execute(*args, **options)
+        except CommandError as error:
+            if options.get("json"):
+                # Scripts parse stdout: a failure is one JSON object too (and a non-zero exit).
+                self.stdout.write(json.dumps({"error": str(error)}, ensure_ascii=False))
+            raise
+
     def emit(self, options, result: dict, text: str) -> None:
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))

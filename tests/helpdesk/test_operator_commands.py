@@ -124,3 +124,28 @@ def test_create_agent_refuses_an_avatar_that_is_not_an_image(organization, tmp_p
             str(fake),
         )
     assert not Agent.objects.filter(name="X").exists()
+
+
+def test_a_failing_command_with_json_prints_a_json_error_and_exits_non_zero(db):
+    out = io.StringIO()
+
+    with pytest.raises(CommandError):
+        call_command("create_api_key", "--organization", "nao-existe", "--name", "x", "--json", stdout=out)
+
+    assert json.loads(out.getvalue()) == {"error": "organization nao-existe does not exist"}
+
+
+def test_create_agent_refuses_a_weak_password(organization):
+    with pytest.raises(CommandError):
+        run(
+            "create_agent",
+            "--organization",
+            str(organization.pk),
+            "--name",
+            "X",
+            "--email",
+            "x@acme.test",
+            "--password",
+            "123",
+        )
+    assert not Agent.objects.filter(name="X").exists()

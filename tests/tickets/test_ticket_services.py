@@ -188,3 +188,15 @@ def test_reused_contact_keeps_its_values_and_fills_blanks(organization):
         "maria@example.test",
         "+55 11",
     )
+
+
+def test_an_inactive_agent_cannot_be_assigned(organization):
+    inactive = make_agent(organization, is_active=False)
+    ticket = make_ticket(organization)
+
+    with pytest.raises(ValidationFailed) as error:
+        ticket_update(ticket=ticket, assignee=inactive)
+
+    assert error.value.errors == {"atendente_id": ["Atendente inativo não pode receber tickets."]}
+    ticket.refresh_from_db()
+    assert ticket.assignee is None

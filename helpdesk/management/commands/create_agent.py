@@ -1,6 +1,8 @@
 import uuid
 from pathlib import Path
 
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import CommandError
 
@@ -23,6 +25,11 @@ class Command(OperatorCommand):
         parser.add_argument("--avatar", help="path of an image file")
 
     def handle(self, *args, **options):
+        if options["password"]:
+            try:
+                validate_password(options["password"])
+            except ValidationError as error:
+                raise CommandError(" ".join(error.messages))
         organization = Organization.objects.filter(pk=_uuid_or_none(options["organization"])).first()
         if organization is None:
             raise CommandError(f"organization {options['organization']} does not exist")
