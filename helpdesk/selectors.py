@@ -1,11 +1,19 @@
-"""Read queries on agents and organizations."""
+"""Read queries on agents and organizations, and the id lookup every app shares."""
 
-import uuid
-
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from helpdesk.exceptions import NotFound
+from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
+
+
+def object_by_id(queryset: QuerySet, raw_id, *, missing: type[NotFound]) -> Model:
+    """The row of `queryset` with this id; a malformed id or another tenant's row is the same 404."""
+    pk = parse_uuid(raw_id)
+    found = queryset.filter(pk=pk).first() if pk else None
+    if found is None:
+        raise missing()
+    return found
 
 
 def agent_list_active(*, organization: Organization) -> QuerySet[Agent]:
@@ -19,11 +27,4 @@ class AgentNotFound(NotFound):
 
 
 def agent_get(*, organization: Organization, agent_id) -> Agent:
-    try:
-        pk = uuid.UUID(str(agent_id))
-    except ValueError:
-        pk = None
-    agent = Agent.objects.filter(organization=organization, pk=pk).first() if pk else None
-    if agent is None:
-        raise AgentNotFound()
-    return agent
+    return object_by_id(Agent.objects.filter(organization=organization), agent_id, missing=AgentNotFound)

@@ -1,21 +1,14 @@
 """Read queries on API credentials and webhooks."""
 
 import hmac
-import uuid
 
 from django.db.models import Prefetch, QuerySet
 
 from helpdesk.models import Organization
+from helpdesk.selectors import object_by_id
 from integrations.exceptions import CredentialNotFound, DeliveryNotFound, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest
 from integrations.models import ApiCredential, Webhook, WebhookDelivery, WebhookDeliveryAttempt
-
-
-def _as_uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value))
-    except (TypeError, ValueError):
-        return None
 
 
 def credential_for_key(key: str) -> ApiCredential | None:
@@ -34,11 +27,7 @@ def credential_list(*, organization: Organization) -> QuerySet[ApiCredential]:
 
 
 def credential_get(*, organization: Organization, credential_id) -> ApiCredential:
-    pk = _as_uuid(credential_id)
-    credential = ApiCredential.objects.filter(organization=organization, pk=pk).first() if pk else None
-    if credential is None:
-        raise CredentialNotFound()
-    return credential
+    return object_by_id(credential_list(organization=organization), credential_id, missing=CredentialNotFound)
 
 
 def webhook_list(*, organization: Organization) -> QuerySet[Webhook]:
@@ -46,11 +35,7 @@ def webhook_list(*, organization: Organization) -> QuerySet[Webhook]:
 
 
 def webhook_get(*, organization: Organization, webhook_id) -> Webhook:
-    pk = _as_uuid(webhook_id)
-    webhook = Webhook.objects.filter(organization=organization, pk=pk).first() if pk else None
-    if webhook is None:
-        raise WebhookNotFound()
-    return webhook
+    return object_by_id(webhook_list(organization=organization), webhook_id, missing=WebhookNotFound)
 
 
 def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
@@ -64,8 +49,4 @@ def delivery_list(*, webhook: Webhook) -> QuerySet[WebhookDelivery]:
 
 
 def delivery_get(*, webhook: Webhook, delivery_id) -> WebhookDelivery:
-    pk = _as_uuid(delivery_id)
-    delivery = delivery_list(webhook=webhook).filter(pk=pk).first() if pk else None
-    if delivery is None:
-        raise DeliveryNotFound()
-    return delivery
+    return object_by_id(delivery_list(webhook=webhook), delivery_id, missing=DeliveryNotFound)
