@@ -8,15 +8,13 @@ from PIL import Image, UnidentifiedImageError
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
-from tickets.services import ticketing_setup
 
 
 def organization_create(*, name: str, admin_email: str, admin_password: str) -> tuple[Organization, User]:
-    """An organization ready to work: default statuses, and an admin who manages the
-    public API, works in the admin (staff) and answers tickets (agent)."""
+    """An organization ready to work: an admin who manages the public API, works in the
+    admin (staff) and answers tickets (agent). Its ticket statuses come with it (tickets.signals)."""
     with transaction.atomic():
         organization = Organization.objects.create(name=name)
-        ticketing_setup(organization=organization)
         agent = agent_create(
             organization=organization, name=f"Administrador {name}"[:150], email=admin_email, password=admin_password
         )

@@ -11,7 +11,8 @@ from django.contrib import admin, messages
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
-from integrations.delivery import delivery_resend
+from integrations.events import delivery_resend
+from integrations.exceptions import WebhookInactive
 from integrations.models import (
     SUBSCRIBABLE_EVENTS,
     ApiCredential,
@@ -239,7 +240,9 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
     def send_again(self, request, queryset):
         count = 0
         for delivery in queryset.select_related("webhook", "event"):
-            if delivery.webhook.is_active:
+            try:
                 delivery_resend(delivery=delivery)
-                count += 1
+            except WebhookInactive:
+                continue
+            count += 1
         self.message_user(request, f"{count} entrega(s) enviada(s) novamente.", messages.SUCCESS)

@@ -21,8 +21,9 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
+from integrations.exceptions import WebhookInactive
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
-from integrations.services import webhook_signing_secrets
+from integrations.services import webhook_ensure_active, webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
@@ -69,7 +70,9 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
         )
         if leased or delivery.status not in (DeliveryStatus.PENDING, DeliveryStatus.SENDING):
             return None
-        if not delivery.webhook.is_active:
+        try:
+            webhook_ensure_active(delivery.webhook)
+        except WebhookInactive:
             delivery.status = DeliveryStatus.CANCELLED
             delivery.next_attempt_at = None
             delivery.save(update_fields=["status", "next_attempt_at", "updated_at"])
@@ -243,17 +246,3 @@ def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
                 next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
             )
     return [(d.pk, d.attempt_count) for d in due]
-
-
-def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
-    """A new delivery of the same event (same payload and event id, new delivery id and log)."""
-    from integrations.events import deliveries_enqueue
-
-    with transaction.atomic():
-        copy = WebhookDelivery.objects.create(
-            webhook=delivery.webhook,
-            event=delivery.event,
-            next_attempt_at=timezone.now() + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
-        )
-        transaction.on_commit(lambda: deliveries_enqueue([(copy.pk, 0)]), robust=True)
-    return copy

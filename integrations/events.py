@@ -6,7 +6,6 @@ ticket exactly as GET /api/v1/tickets/{id} does, and never an internal note.
 """
 
 import json
-import logging
 from datetime import timedelta
 from functools import partial
 
@@ -17,10 +16,10 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
+from integrations.services import webhook_ensure_active
+from integrations.tasks import deliveries_enqueue
 from tickets.api.serializers import ReplyPublicOut, TicketSummaryOut
 from tickets.models import Reply, ReplyOrigin, Ticket
-
-logger = logging.getLogger(__name__)
 
 
 def _body(event_id, kind: str, created_at, data: dict) -> str:
@@ -33,6 +32,11 @@ def _body(event_id, kind: str, created_at, data: dict) -> str:
 def _ticket_data(ticket_id) -> dict:
     ticket = Ticket.objects.select_related("status", "requester").get(pk=ticket_id)
     return TicketSummaryOut(ticket).data
+
+
+def _first_attempt_guard():
+    """When the dispatcher queues a delivery again if its message never arrives."""
+    return timezone.now() + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
 
 
 def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> WebhookEvent | None:
@@ -49,35 +53,19 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
     if not webhooks:
         return None
     with transaction.atomic():
-        now = timezone.now()
         event = WebhookEvent(organization=organization, kind=kind)
-        event.body = _body(event.id, kind, now, data_builder())
+        event.body = _body(event.id, kind, timezone.now(), data_builder())
         event.save()
         deliveries = WebhookDelivery.objects.bulk_create(
             [
                 WebhookDelivery(
-                    webhook=webhook,
-                    event=event,
-                    status=DeliveryStatus.PENDING,
-                    # The beat re-queues it only if the message below never arrives.
-                    next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
+                    webhook=webhook, event=event, status=DeliveryStatus.PENDING, next_attempt_at=_first_attempt_guard()
                 )
                 for webhook in webhooks
             ]
         )
         transaction.on_commit(partial(deliveries_enqueue, [(d.pk, 0) for d in deliveries]), robust=True)
     return event
-
-
-def deliveries_enqueue(pending: list[tuple]) -> None:
-    """Best effort: with the broker down, the beat re-queue delivers later."""
-    from integrations.tasks import deliver_webhook
-
-    for delivery_id, expected_attempts in pending:
-        try:
-            deliver_webhook.apply_async(args=[str(delivery_id), expected_attempts], retry=False)
-        except Exception:
-            logger.warning("could not queue webhook delivery %s; the dispatcher will retry", delivery_id, exc_info=True)
 
 
 def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> WebhookEvent | None:
@@ -108,8 +96,10 @@ def ticket_resolved_event(ticket: Ticket) -> WebhookEvent | None:
     )
 
 
-def test_event(webhook: Webhook) -> WebhookEvent:
-    return event_emit(
+def webhook_test_send(*, webhook: Webhook) -> WebhookDelivery:
+    """A `webhook.teste` event to this one webhook, which must be active."""
+    webhook_ensure_active(webhook)
+    event = event_emit(
         organization=webhook.organization,
         kind=EventKind.TEST,
         webhooks=[webhook],
@@ -118,3 +108,15 @@ def test_event(webhook: Webhook) -> WebhookEvent:
             "webhook": {"id": str(webhook.pk), "nome": webhook.name},
         },
     )
+    return event.deliveries.select_related("event").get()
+
+
+def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """A new delivery of the same event (same payload and event id, new delivery id and log)."""
+    webhook_ensure_active(delivery.webhook)
+    with transaction.atomic():
+        copy = WebhookDelivery.objects.create(
+            webhook=delivery.webhook, event=delivery.event, next_attempt_at=_first_attempt_guard()
+        )
+        transaction.on_commit(partial(deliveries_enqueue, [(copy.pk, 0)]), robust=True)
+    return copy

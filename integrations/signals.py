@@ -1,8 +1,8 @@
 """post_save adapters: look at what changed and who did it, then call events.
 
 Connected in IntegrationsConfig.ready(). Every door that saves a reply or a
-ticket (agent panel API, admin, shell, services) emits the same way; bulk
-updates send no signal and must call integrations.events themselves.
+ticket through the services (agent panel API, admin, CLI) emits the same way;
+bulk updates send no signal and must call integrations.events themselves.
 """
 
 from django.db.models.signals import post_save
@@ -10,7 +10,7 @@ from django.dispatch import receiver
 
 from integrations import events
 from integrations.models import EventKind
-from tickets.models import Reply, StatusCategory, Ticket, TicketStatus
+from tickets.models import Reply, Ticket
 
 
 @receiver(post_save, sender=Reply, dispatch_uid="integrations.reply_saved")
@@ -29,17 +29,8 @@ def reply_saved(sender, instance: Reply, created: bool, update_fields=None, raw=
 
 @receiver(post_save, sender=Ticket, dispatch_uid="integrations.ticket_saved")
 def ticket_saved(sender, instance: Ticket, created: bool, update_fields=None, raw=False, **kwargs) -> None:
-    if raw or (update_fields is not None and "status" not in update_fields):
+    """resolvido_em is stamped when a ticket enters `resolvido` (and only then): that is the event."""
+    if raw or (update_fields is not None and "resolved_at" not in update_fields):
         return
-    previous_status_id = None if created else instance.loaded_value("status_id")
-    if not created and previous_status_id == instance.status_id:
-        return
-    if instance.status.category != StatusCategory.RESOLVED:
-        return
-    if previous_status_id is not None:
-        previous_category = (
-            TicketStatus.objects.filter(pk=previous_status_id).values_list("category", flat=True).first()
-        )
-        if previous_category == StatusCategory.RESOLVED:
-            return
-    events.ticket_resolved_event(instance)
+    if instance.resolved_at is not None and instance.resolved_at != instance.loaded_value("resolved_at"):
+        events.ticket_resolved_event(instance)

@@ -1,11 +1,14 @@
-"""Celery tasks: fetch by id, call a service. Safe to run twice."""
+"""Celery tasks, and queueing them: fetch by id, call a service. Safe to run twice."""
+
+import logging
 
 from celery import shared_task
 from django.conf import settings
 
 from integrations.delivery import deliveries_claim_due, delivery_attempt
-from integrations.events import deliveries_enqueue
 from integrations.idempotency import idempotency_purge_expired
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -32,3 +35,12 @@ def dispatch_due_deliveries() -> int:
 @shared_task(name="integrations.purge_idempotency_records")
 def purge_idempotency_records() -> int:
     return idempotency_purge_expired()
+
+
+def deliveries_enqueue(pending: list[tuple]) -> None:
+    """Best effort: with the broker down, the dispatcher re-queues later."""
+    for delivery_id, expected_attempts in pending:
+        try:
+            deliver_webhook.apply_async(args=[str(delivery_id), expected_attempts], retry=False)
+        except Exception:
+            logger.warning("could not queue webhook delivery %s; the dispatcher will retry", delivery_id, exc_info=True)

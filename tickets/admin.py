@@ -14,7 +14,7 @@ from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_
 from helpdesk.exceptions import ApplicationError, ValidationFailed
 from helpdesk.models import Agent
 from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
-from tickets.services import reply_create_by_agent, reply_edit_as_agent, ticket_update
+from tickets.services import reply_create_by_agent, reply_edit_as_agent, ticket_resolve, ticket_update
 
 _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
@@ -232,16 +232,7 @@ class TicketAdmin(OrganizationScopedAdmin):
 
     @admin.action(description="Resolver os tickets selecionados")
     def resolve(self, request, queryset):
-        resolved = 0
-        for ticket in queryset.select_related("status"):
-            status = (
-                TicketStatus.objects.filter(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
-                .order_by("position")
-                .first()
-            )
-            if status is not None and ticket.status.category != StatusCategory.RESOLVED:
-                ticket_update(ticket=ticket, status=status)
-                resolved += 1
+        resolved = sum(ticket_resolve(ticket=ticket) for ticket in queryset.select_related("status"))
         self.message_user(request, f"{resolved} ticket(s) resolvido(s).", messages.SUCCESS)
 
     @admin.action(description="Atribuir a mim")

@@ -121,7 +121,8 @@ class TicketSequence(models.Model):
 
 
 class Ticket(TracksLoadedValues):
-    tracked_fields = ("status_id",)
+    # resolved_at is stamped exactly when a ticket enters the `resolvido` category (tickets.services).
+    tracked_fields = ("resolved_at",)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(

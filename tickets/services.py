@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization
-from tickets.exceptions import ReplyNotEditable, TicketClosed
+from helpdesk.selectors import AgentNotFound, object_by_id
+from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed
 from tickets.models import (
     Channel,
     Contact,
@@ -19,7 +20,7 @@ from tickets.models import (
     TicketSequence,
     TicketStatus,
 )
-from tickets.selectors import status_default_open
+from tickets.selectors import status_default_open, status_first_of_category
 
 DEFAULT_STATUSES = [
     ("Aberto", StatusCategory.OPEN, "#3B82F6"),
@@ -30,6 +31,8 @@ DEFAULT_STATUSES = [
 ]
 
 REOPENING_CATEGORIES = {StatusCategory.WAITING, StatusCategory.RESOLVED}
+
+UNCHANGED = object()  # "not given", where None means "clear it"
 
 
 def ticketing_setup(*, organization: Organization) -> None:
@@ -45,10 +48,21 @@ def ticketing_setup(*, organization: Organization) -> None:
 
 @dataclass(frozen=True)
 class RequesterData:
+    """Who asks, as the partner describes them; blank or null text means "not given"."""
+
     name: str
-    email: str = ""
-    phone: str = ""
+    email: str | None = ""
+    phone: str | None = ""
     external_id: str | None = None
+
+    def normalized(self) -> "RequesterData":
+        """E-mails are compared and stored lower-cased, whatever door they come through."""
+        return RequesterData(
+            name=self.name,
+            email=(self.email or "").strip().lower(),
+            phone=self.phone or "",
+            external_id=self.external_id or None,
+        )
 
 
 def ticket_create(
@@ -73,7 +87,7 @@ def ticket_create(
             existing = Ticket.objects.filter(organization=organization, external_id=external_id).first()
             if existing is not None:
                 return existing, False
-        contact = contact_for_requester(organization=organization, requester=requester)
+        contact = contact_upsert(organization=organization, requester=requester)
         try:
             with transaction.atomic():
                 sequence.last_number += 1
@@ -105,21 +119,14 @@ def _locked_sequence(organization: Organization) -> TicketSequence:
     return sequence
 
 
-def contact_for_requester(*, organization: Organization, requester: RequesterData) -> Contact:
+def contact_upsert(*, organization: Organization, requester: RequesterData) -> Contact:
     """Reuse the organization's contact (by external_id, else by e-mail) or create it.
 
     A reused contact gets its blank fields filled from the request; values it
     already has are kept.
     """
-    contact = None
-    if requester.external_id:
-        contact = Contact.objects.filter(organization=organization, external_id=requester.external_id).first()
-    elif requester.email:
-        contact = (
-            Contact.objects.filter(organization=organization, email__iexact=requester.email)
-            .order_by("created_at")
-            .first()
-        )
+    requester = requester.normalized()
+    contact = _existing_contact(organization, requester)
     if contact is None:
         try:
             with transaction.atomic():
@@ -128,22 +135,32 @@ def contact_for_requester(*, organization: Organization, requester: RequesterDat
                     name=requester.name,
                     email=requester.email,
                     phone=requester.phone,
-                    external_id=requester.external_id or None,
+                    external_id=requester.external_id,
                 )
         except IntegrityError:
             if not requester.external_id:
                 raise
             contact = Contact.objects.get(organization=organization, external_id=requester.external_id)
     filled = [
-        field
-        for field, value in (("name", requester.name), ("email", requester.email), ("phone", requester.phone))
-        if value and not getattr(contact, field)
+        field for field in ("name", "email", "phone") if getattr(requester, field) and not getattr(contact, field)
     ]
     for field in filled:
         setattr(contact, field, getattr(requester, field))
     if filled:
         contact.save(update_fields=[*filled, "updated_at"])
     return contact
+
+
+def _existing_contact(organization: Organization, requester: RequesterData) -> Contact | None:
+    if requester.external_id:
+        return Contact.objects.filter(organization=organization, external_id=requester.external_id).first()
+    if requester.email:
+        return (
+            Contact.objects.filter(organization=organization, email__iexact=requester.email)
+            .order_by("created_at")
+            .first()
+        )
+    return None
 
 
 def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
@@ -224,6 +241,49 @@ def ticket_update(
     unassign: bool = False,
 ) -> Ticket:
     """An agent's change of status, assignee or priority; entering `resolvido` stamps resolvido_em."""
+    _validate_update(ticket, status, assignee, priority)
+    with transaction.atomic():
+        ticket = _locked_ticket(ticket)
+        changed = [
+            *_apply_status(ticket, status),
+            *_apply_assignee(ticket, assignee, unassign),
+            *_apply_priority(ticket, priority),
+        ]
+        if changed:
+            ticket.save(update_fields=[*changed, "updated_at"])
+    return ticket
+
+
+def ticket_update_by_ids(
+    *, ticket: Ticket, status_id=UNCHANGED, assignee_id=UNCHANGED, priority: str | None = None
+) -> Ticket:
+    """ticket_update for callers holding ids (the agent panel API); `assignee_id=None` unassigns.
+
+    An id outside the ticket's organization is a 404 on its field, exactly like one that does not exist.
+    """
+    status = None
+    if status_id is not UNCHANGED:
+        statuses = TicketStatus.objects.filter(organization_id=ticket.organization_id)
+        status = object_by_id(statuses, status_id, missing=StatusNotFound)
+    assignee = None
+    if assignee_id not in (UNCHANGED, None):
+        agents = Agent.objects.filter(organization_id=ticket.organization_id)
+        assignee = object_by_id(agents, assignee_id, missing=AgentNotFound)
+    return ticket_update(
+        ticket=ticket, status=status, assignee=assignee, priority=priority, unassign=assignee_id is None
+    )
+
+
+def ticket_resolve(*, ticket: Ticket) -> bool:
+    """Move the ticket to its organization's first `resolvido` status; False when it already is resolved."""
+    resolved = status_first_of_category(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
+    if resolved is None or ticket.status.category == StatusCategory.RESOLVED:
+        return False
+    ticket_update(ticket=ticket, status=resolved)
+    return True
+
+
+def _validate_update(ticket: Ticket, status, assignee, priority) -> None:
     errors: dict[str, list[str]] = {}
     if status is not None and status.organization_id != ticket.organization_id:
         errors["status_id"] = ["Status inexistente nesta organização."]
@@ -235,31 +295,37 @@ def ticket_update(
         errors["prioridade"] = ["Prioridade inválida."]
     if errors:
         raise ValidationFailed(errors)
-    with transaction.atomic():
-        ticket = _locked_ticket(ticket)
-        changed = []
-        if status is not None and status.pk != ticket.status_id:
-            was_resolved = ticket.status.category == StatusCategory.RESOLVED
-            ticket.status = status
-            changed.append("status")
-            if status.category == StatusCategory.RESOLVED and not was_resolved:
-                ticket.resolved_at = timezone.now()
-                changed.append("resolved_at")
-            elif status.category != StatusCategory.RESOLVED and ticket.resolved_at is not None:
-                ticket.resolved_at = None
-                changed.append("resolved_at")
-        if assignee is not None and assignee.pk != ticket.assignee_id:
-            ticket.assignee = assignee
-            changed.append("assignee")
-        elif unassign and ticket.assignee_id is not None:
-            ticket.assignee = None
-            changed.append("assignee")
-        if priority is not None and priority != ticket.priority:
-            ticket.priority = priority
-            changed.append("priority")
-        if changed:
-            ticket.save(update_fields=[*changed, "updated_at"])
-    return ticket
+
+
+def _apply_status(ticket: Ticket, status: TicketStatus | None) -> list[str]:
+    if status is None or status.pk == ticket.status_id:
+        return []
+    was_resolved = ticket.status.category == StatusCategory.RESOLVED
+    ticket.status = status
+    if status.category == StatusCategory.RESOLVED and not was_resolved:
+        ticket.resolved_at = timezone.now()
+        return ["status", "resolved_at"]
+    if status.category != StatusCategory.RESOLVED and ticket.resolved_at is not None:
+        ticket.resolved_at = None
+        return ["status", "resolved_at"]
+    return ["status"]
+
+
+def _apply_assignee(ticket: Ticket, assignee: Agent | None, unassign: bool) -> list[str]:
+    if assignee is not None and assignee.pk != ticket.assignee_id:
+        ticket.assignee = assignee
+        return ["assignee"]
+    if assignee is None and unassign and ticket.assignee_id is not None:
+        ticket.assignee = None
+        return ["assignee"]
+    return []
+
+
+def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
+    if priority is not None and priority != ticket.priority:
+        ticket.priority = priority
+        return ["priority"]
+    return []
 
 
 def _locked_ticket(ticket: Ticket) -> Ticket:

@@ -354,7 +354,7 @@ def test_staff_without_public_api_permission_is_refused(
     credential, _key = credential_create(organization=organization, name="ERP")
     webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
     with django_capture_on_commit_callbacks(execute=False):
-        delivery = events.test_event(webhook).deliveries.get()
+        delivery = events.webhook_test_send(webhook=webhook)
     obj = {"apicredential": credential, "webhook": webhook, "webhookdelivery": delivery}[model_name]
     admin_user.user_permissions.remove(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
 
@@ -393,7 +393,7 @@ def delivery(organization, insecure_webhook_urls, django_capture_on_commit_callb
     """A test delivery with one failed attempt, recorded through the delivery service (no HTTP)."""
     webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
     with django_capture_on_commit_callbacks(execute=False):
-        delivery = events.test_event(webhook).deliveries.get()
+        delivery = events.webhook_test_send(webhook=webhook)
     outcome = AttemptOutcome(
         status_code=500, duration_ms=37, error="Resposta HTTP 500.", response_excerpt="erro interno X"
     )

@@ -143,7 +143,7 @@ def seed_organization(organization, label: str, capture_on_commit) -> dict:
         events=["ticket.resposta_publica", "ticket.resolvido"],
     )
     with capture_on_commit(execute=False) as callbacks:
-        event = events.test_event(webhook)
+        event = events.webhook_test_send(webhook=webhook).event
     # The queueing callback is captured and never run: nothing reaches a broker.
     assert len(callbacks) == 1
     return {

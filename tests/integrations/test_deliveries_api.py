@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from helpdesk.models import User
 from integrations import tasks, webhook_urls
-from integrations.events import test_event as emit_test_event
+from integrations.events import webhook_test_send
 from integrations.models import (
     DeliveryStatus,
     EventKind,
@@ -78,7 +78,7 @@ def other_webhook(other_organization) -> Webhook:
 
 
 def new_delivery(webhook, created_at=None) -> WebhookDelivery:
-    delivery = emit_test_event(webhook).deliveries.get()
+    delivery = webhook_test_send(webhook=webhook)
     if created_at is not None:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=created_at)
         delivery.refresh_from_db()

@@ -15,7 +15,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from integrations import delivery as delivery_module
 from integrations import tasks, webhook_urls
 from integrations.delivery import deliveries_claim_due, delivery_attempt, delivery_claim
-from integrations.events import test_event as emit_test_event
+from integrations.events import webhook_test_send
 from integrations.models import (
     DeliveryStatus,
     EventKind,
@@ -153,7 +153,7 @@ def delivery(organization, agent, webhook) -> WebhookDelivery:
 
 
 def new_delivery(webhook) -> WebhookDelivery:
-    return emit_test_event(webhook).deliveries.get()
+    return webhook_test_send(webhook=webhook)
 
 
 def attempt(delivery_row: WebhookDelivery, expected_attempts: int | None = None):
