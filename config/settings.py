@@ -191,7 +191,7 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "helpdesk.api.exceptions.envelope_exception_handler",
     "DATETIME_FORMAT": "iso-8601",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "helpdesk.api.schema.EnvelopeAutoSchema",
 }
 
 SPECTACULAR_SETTINGS = {

@@ -4,20 +4,14 @@ import re
 
 import yaml
 from django.core.management import call_command
-from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.routes import api_routes
 
 UNDOCUMENTED = {"/api/schema/", "/api/docs/"}
 
 
-def _api_routes(patterns=None, prefix="") -> set[str]:
-    routes = set()
-    for pattern in patterns if patterns is not None else get_resolver().url_patterns:
-        route = prefix + str(pattern.pattern)
-        if isinstance(pattern, URLResolver):
-            routes |= _api_routes(pattern.url_patterns, route)
-        elif isinstance(pattern, URLPattern) and route.startswith("api/") and not route.startswith("^"):
-            routes.add("/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route))
-    return routes - UNDOCUMENTED
+def _api_routes() -> set[str]:
+    return set(api_routes()) - UNDOCUMENTED
 
 
 def _schema(tmp_path) -> dict:

@@ -6,21 +6,21 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework_simplejwt.settings import api_settings as jwt_settings
 
+from helpdesk.api.base import EnvelopeAPIView
 from helpdesk.api.fields import TextField
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
-from helpdesk.api.views import EnvelopeAPIView
-from helpdesk.auth import panel_login, panel_permissions, panel_refresh
+from helpdesk.auth import PanelJWTAuthentication, panel_login, panel_permissions, panel_refresh
 from helpdesk.ratelimit import count_request
 
 
 class LoginIn(serializers.Serializer):
     email = TextField(max_length=254)
-    senha = TextField(max_length=4096, trim_whitespace=False)
+    senha = TextField(source="password", max_length=4096, trim_whitespace=False)
 
 
 class RefreshIn(serializers.Serializer):
-    refresh_token = TextField(max_length=4096)
+    refresh_token = TextField(source="raw_refresh_token", max_length=4096)
 
 
 class PanelUserOut(serializers.Serializer):
@@ -58,7 +58,8 @@ class _PublicAuthView(EnvelopeAPIView):
     permission_classes = [AllowAny]
     rate_group = ""
 
-    body_required_methods = ("POST",)
+    def get_authenticate_header(self, request):
+        return PanelJWTAuthentication().authenticate_header(request)
 
     def rate_limit(self, request) -> None:
         count_request(request, group=self.rate_group, rate=settings.LOGIN_RATE_LIMIT, key="ip", policy="login")
@@ -77,9 +78,7 @@ class LoginView(_PublicAuthView):
     def post(self, request):
         payload = LoginIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        user, refresh = panel_login(
-            email=payload.validated_data["email"], password=payload.validated_data["senha"], request=request
-        )
+        user, refresh = panel_login(**payload.validated_data, request=request)
         return EnvelopeResponse(_tokens(user, refresh), message="Login realizado.")
 
 
@@ -96,5 +95,5 @@ class RefreshView(_PublicAuthView):
     def post(self, request):
         payload = RefreshIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        user, refresh = panel_refresh(raw_refresh_token=payload.validated_data["refresh_token"])
+        user, refresh = panel_refresh(**payload.validated_data)
         return EnvelopeResponse(_tokens(user, refresh), message="Token renovado.")

@@ -1,20 +1,35 @@
-"""The one exception handler: every error of every API becomes an envelope."""
+"""The one exception handler: every error of every API becomes an envelope.
+
+Domain errors and validation errors keep what the request wrote: services check
+before they write, and the partner door stores the answer to an Idempotency-Key
+in the request's own transaction (docs/decisions.md). Framework errors go
+through DRF's own handler first (Http404, PermissionDenied, WWW-Authenticate,
+Retry-After, rollback); anything unexpected is a 500 that rolls the request back.
+"""
 
 import logging
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import connections
-from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler as drf_exception_handler
 
 from helpdesk import exceptions as domain
 
 logger = logging.getLogger(__name__)
 
 VALIDATION_MESSAGE = "Erro de validação"
+
+_BY_STATUS = {
+    400: lambda: domain.BadRequest("JSON inválido.", detail="O corpo da requisição não é um JSON válido."),
+    403: domain.AccessDenied,
+    404: domain.NotFound,
+    405: domain.MethodNotAllowed,
+    415: domain.UnsupportedMediaType,
+    429: domain.RateLimited,
+}
 
 
 def error_payload(error: domain.ApplicationError) -> dict:
@@ -33,24 +48,24 @@ def validation_payload(errors: dict[str, list[str]]) -> dict:
 
 def flatten_validation_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     """DRF's nested error detail to {"solicitante.nome": [...]}."""
-    flat: dict[str, list[str]] = {}
     if isinstance(detail, dict):
-        for key, value in detail.items():
-            if key == api_settings.NON_FIELD_ERRORS_KEY:
-                name = prefix or "body"
-            else:
-                name = f"{prefix}.{key}" if prefix else str(key)
-            for field, messages in flatten_validation_errors(value, name).items():
-                flat.setdefault(field, []).extend(messages)
+        items = ((_field_name(prefix, key), value) for key, value in detail.items())
     elif isinstance(detail, list) and any(isinstance(item, (dict, list)) for item in detail):
-        for index, value in enumerate(detail):
-            if value:
-                flat.update(flatten_validation_errors(value, f"{prefix}.{index}" if prefix else str(index)))
-    elif isinstance(detail, list):
-        flat[prefix or "body"] = [_printable(item) for item in detail]
+        items = ((f"{prefix}.{index}" if prefix else str(index), value) for index, value in enumerate(detail) if value)
     else:
-        flat[prefix or "body"] = [_printable(detail)]
+        messages = detail if isinstance(detail, list) else [detail]
+        return {prefix or "body": [_printable(message) for message in messages]}
+    flat: dict[str, list[str]] = {}
+    for name, value in items:
+        for field, messages in flatten_validation_errors(value, name).items():
+            flat.setdefault(field, []).extend(messages)
     return flat
+
+
+def _field_name(prefix: str, key) -> str:
+    if key == api_settings.NON_FIELD_ERRORS_KEY:
+        return prefix or "body"
+    return f"{prefix}.{key}" if prefix else str(key)
 
 
 def _printable(message) -> str:
@@ -58,60 +73,49 @@ def _printable(message) -> str:
     return str(message).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _as_domain_error(exc, view) -> domain.ApplicationError:
-    if isinstance(exc, domain.ApplicationError):
-        return exc
-    if isinstance(exc, Ratelimited):
-        return domain.RateLimited()
-    if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
-        field = getattr(view, "auth_error_field", "token")
-        error = domain.NotAuthenticated(field=field)
-        if field == "token":
-            error.detail = "Token ausente, inválido ou expirado."
-        return error
-    if isinstance(exc, (drf.PermissionDenied, DjangoPermissionDenied)):
-        return domain.AccessDenied()
-    if isinstance(exc, (drf.NotFound, Http404)):
-        return domain.NotFound()
-    if isinstance(exc, drf.MethodNotAllowed):
-        return domain.MethodNotAllowed()
-    if isinstance(exc, drf.UnsupportedMediaType):
-        return domain.UnsupportedMediaType()
-    if isinstance(exc, drf.ParseError):
-        return domain.BadRequest("JSON inválido.", field="body", detail="O corpo da requisição não é um JSON válido.")
-    if isinstance(exc, drf.Throttled):
-        return domain.RateLimited()
-    if isinstance(exc, drf.APIException):
-        error = domain.ApplicationError()
-        error.status_code = exc.status_code
-        return error
-    raise exc
-
-
 def envelope_exception_handler(exc, context):
-    view = context.get("view")
     if isinstance(exc, drf.ValidationError):
         return Response(validation_payload(flatten_validation_errors(exc.detail)), status=422)
     if isinstance(exc, domain.ValidationFailed):
         return Response(validation_payload(exc.errors), status=422)
-    try:
-        error = _as_domain_error(exc, view)
-    except Exception:
-        logger.exception("Unhandled error in %s", type(view).__name__ if view else "API")
-        error = internal_error()
+    if isinstance(exc, Ratelimited):
+        exc = domain.RateLimited()
+    if isinstance(exc, domain.ApplicationError):
+        return _render(exc, Response(), context)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        logger.exception("Unhandled error in %s", type(context.get("view")).__name__)
         _roll_back_request()
-    response = Response(error_payload(error), status=error.status_code)
+        return _render(internal_error(), Response(), context)
+    return _render(_framework_error(response.status_code, context), response, context)
+
+
+def _framework_error(status_code: int, context) -> domain.ApplicationError:
+    if status_code == 401:
+        field = getattr(context.get("view"), "auth_error_field", "token")
+        detail = "Token ausente, inválido ou expirado." if field == "token" else None
+        return domain.NotAuthenticated(field=field, detail=detail)
+    error = _BY_STATUS.get(status_code, domain.ApplicationError)()
+    error.status_code = status_code
+    return error
+
+
+def _render(error: domain.ApplicationError, response: Response, context) -> Response:
+    """The envelope for `error`, keeping the headers DRF put on `response` (Retry-After, WWW-Authenticate)."""
+    response.data = error_payload(error)
+    response.status_code = error.status_code
     for name, value in error.headers.items():
         response[name] = value
-    if error.status_code == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="api"'
+    view, request = context.get("view"), context.get("request")
+    if error.status_code == 401 and view is not None and not response.has_header("WWW-Authenticate"):
+        header = view.get_authenticate_header(request)
+        if header:
+            response["WWW-Authenticate"] = header
     return response
 
 
 def _roll_back_request() -> None:
-    """An unexpected failure undoes whatever the request wrote (see EnvelopeAPIView.dispatch).
-
-    Domain errors need no rollback: services check before they write."""
+    """An unexpected failure undoes whatever the request wrote (see EnvelopeViewMixin.dispatch)."""
     for connection in connections.all(initialized_only=True):
         if connection.in_atomic_block:
             connection.set_rollback(True)

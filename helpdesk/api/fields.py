@@ -41,15 +41,6 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer in a body; query strings go through IntegerField, which parses text."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class StrictUUIDField(serializers.UUIDField):
     """A UUID string; DRF's UUIDField also turns the integer 7 into ...0007."""
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+PAGE_PARAMETERS = ("page", "por_pagina")
+
 
 @dataclass(frozen=True)
 class Page:
@@ -38,6 +40,24 @@ def page_payload(page: Page, serializer_class, **serializer_kwargs) -> dict:
 
 
 class PageQuery(serializers.Serializer):
-    """`page` from 1; a fixed page size unless a subclass adds `por_pagina`."""
+    """`page` from 1; a fixed page size unless a subclass adds `por_pagina`.
+
+    The other validated parameters are the selector's keyword arguments (`filters`).
+    """
 
     page = serializers.IntegerField(required=False, default=1, min_value=1, max_value=1_000_000)
+
+    @classmethod
+    def from_request(cls, request) -> "PageQuery":
+        """The validated query string; a bad value is a 422 like a bad body."""
+        query = cls(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return query
+
+    @property
+    def filters(self) -> dict:
+        return {name: value for name, value in self.validated_data.items() if name not in PAGE_PARAMETERS}
+
+    def page_of(self, queryset, *, per_page: int | None = None) -> Page:
+        data = self.validated_data
+        return paginate(queryset, page=data["page"], per_page=per_page or data["por_pagina"])

@@ -3,7 +3,7 @@
 from django.conf import settings
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
-from helpdesk.api.views import EnvelopeAPIView
+from helpdesk.api.base import EnvelopeViewSet
 from helpdesk.auth import PanelJWTAuthentication
 from helpdesk.models import Agent
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
@@ -35,7 +35,7 @@ def _user_key(group, request) -> str:
     return str(request.user.pk)
 
 
-class PanelAPIView(EnvelopeAPIView):
+class PanelViewSet(EnvelopeViewSet):
     authentication_classes = [PanelJWTAuthentication]
     permission_classes = [IsAuthenticated, InOrganization]
     auth_error_field = "token"
@@ -48,13 +48,13 @@ class PanelAPIView(EnvelopeAPIView):
         count_request(request, group="panel-api", rate=settings.PANEL_RATE_LIMIT, key=_user_key, policy="painel")
 
 
-class ManagementAPIView(PanelAPIView):
+class ManagementViewSet(PanelViewSet):
     """Credentials and webhooks: `api_publica:gerenciar` required."""
 
     permission_classes = [IsAuthenticated, InOrganization, CanManagePublicApi]
 
 
-class AgentPanelAPIView(PanelAPIView):
+class AgentPanelViewSet(PanelViewSet):
     """Ticket work: any active agent of the organization."""
 
     permission_classes = [IsAuthenticated, InOrganization, IsActiveAgent]

@@ -4,6 +4,17 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
 
 
+def success_envelope(data, message: str) -> dict:
+    return {"success": True, "message": message, "data": data, "errors": []}
+
+
+def enveloped(response) -> object:
+    """What goes on the wire for this response: success payloads wrapped, error payloads as built."""
+    if response.status_code < 400 and not getattr(response, "is_envelope", False):
+        return success_envelope(response.data, getattr(response, "message", ""))
+    return response.data
+
+
 class EnvelopeRenderer(JSONRenderer):
     """Wraps successful payloads; error payloads come pre-built from the exception handler."""
 
@@ -11,8 +22,8 @@ class EnvelopeRenderer(JSONRenderer):
         response = (renderer_context or {}).get("response")
         if response is not None and response.status_code == 204:
             return b""
-        if response is not None and response.status_code < 400 and not getattr(response, "is_envelope", False):
-            data = {"success": True, "message": getattr(response, "message", ""), "data": data, "errors": []}
+        if response is not None:
+            data = enveloped(response)
         try:
             return super().render(data, accepted_media_type, renderer_context)
         except UnicodeEncodeError:

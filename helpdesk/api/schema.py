@@ -1,9 +1,21 @@
 """OpenAPI (drf-spectacular) pieces: the envelope around every payload, the error
 shapes, and the application-key security scheme."""
 
+from drf_spectacular.drainage import set_override
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import build_basic_type, build_parameter_type
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+
+
+class EnvelopeAutoSchema(AutoSchema):
+    """Path ids are plain strings: a malformed id is a 404 of the resource, never a route 404."""
+
+    def _resolve_path_parameters(self, variables):
+        string = build_basic_type(OpenApiTypes.STR)
+        return [build_parameter_type(name=name, schema=string, location=OpenApiParameter.PATH) for name in variables]
 
 
 def envelope(name: str, data, *, many: bool = False):
@@ -14,7 +26,7 @@ def envelope(name: str, data, *, many: bool = False):
         data_field = data
     else:
         data_field = data(many=many)
-    return inline_serializer(
+    wrapper = inline_serializer(
         name=name,
         fields={
             "success": serializers.BooleanField(default=True),
@@ -23,6 +35,8 @@ def envelope(name: str, data, *, many: bool = False):
             "errors": serializers.ListField(child=serializers.CharField(), max_length=0),
         },
     )
+    # A list action answers one envelope (with a page or an array in `data`), never an array of envelopes.
+    return set_override(wrapper, "many", False)
 
 
 def page_of(name: str, item_serializer):

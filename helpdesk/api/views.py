@@ -1,54 +1,20 @@
-"""Envelope-speaking views shared by every API: base view, health, fallbacks."""
+"""Health, and the envelope for routes and errors no view answers."""
 
 import logging
 
-from django.core.exceptions import RequestDataTooBig
-from django.db import connection, transaction
+from django.db import connection
 from django.http import JsonResponse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.permissions import SAFE_METHODS, AllowAny
-from rest_framework.views import APIView
+from rest_framework.permissions import AllowAny
 
 from helpdesk import exceptions as domain
+from helpdesk.api.base import EnvelopeAPIView
 from helpdesk.api.exceptions import error_payload, internal_error
-from helpdesk.api.renderers import JSONOnlyNegotiation
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import ErrorEnvelope, envelope
 
 logger = logging.getLogger(__name__)
-
-
-def raw_body(request) -> bytes:
-    """The request body, refused past the 1 MiB limit (Django raises before reading more)."""
-    try:
-        return request._request.body
-    except RequestDataTooBig:
-        raise domain.PayloadTooLarge()
-
-
-class EnvelopeAPIView(APIView):
-    content_negotiation_class = JSONOnlyNegotiation
-    # Methods whose handler reads a JSON object: an empty body is malformed JSON (400), not {}.
-    body_required_methods: tuple[str, ...] = ()
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)  # authentication, permissions
-        self.rate_limit(request)
-        if request.method in self.body_required_methods and not raw_body(request):
-            raise domain.BadRequest("JSON inválido.", field="body", detail="O corpo da requisição está vazio.")
-
-    def rate_limit(self, request) -> None:
-        """Counts the request against its limit; raises RateLimited past it."""
-
-    def dispatch(self, request, *args, **kwargs):
-        # A write request is one transaction, so a failure after a service
-        # committed its part leaves nothing behind for a retry to duplicate.
-        # Reads stay outside: on SQLite a transaction takes the write lock.
-        if request.method in SAFE_METHODS:
-            return super().dispatch(request, *args, **kwargs)
-        with transaction.atomic():
-            return super().dispatch(request, *args, **kwargs)
 
 
 class HealthView(EnvelopeAPIView):

@@ -1,19 +1,26 @@
-"""Base view of the partner API: application key, per-credential rate limit,
+"""Base viewset of the partner API: application key, per-credential rate limit,
 rate-limit headers, and Idempotency-Key replays for POST."""
 
 import json
 
+from django.conf import settings
+from django.db import transaction
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from helpdesk.api.views import EnvelopeAPIView, raw_body
+from helpdesk.api.base import EnvelopeViewSet, raw_body
+from helpdesk.api.renderers import enveloped
+from helpdesk.ratelimit import count_request
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import HEADER, Replay, fingerprint, idempotency_claim, idempotency_complete
-from integrations.ratelimit import partner_rate_limit
 
 
-class PartnerAPIView(EnvelopeAPIView):
+def _credential_key(group, request) -> str:
+    return str(request.auth.pk)
+
+
+class PartnerViewSet(EnvelopeViewSet):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     auth_error_field = "api_key"
@@ -23,7 +30,10 @@ class PartnerAPIView(EnvelopeAPIView):
         return self.request.user.organization
 
     def rate_limit(self, request) -> None:
-        partner_rate_limit(request)
+        # Past the limit count_request raises RateLimited, which carries the same headers.
+        request.rate_limit_state = count_request(
+            request, group="partner-api", rate=settings.PARTNER_RATE_LIMIT, key=_credential_key, policy="parceiro"
+        )
 
     def initial(self, request, *args, **kwargs):
         self._idempotency = None
@@ -35,7 +45,6 @@ class PartnerAPIView(EnvelopeAPIView):
                 key=key,
                 request_fingerprint=fingerprint(request.method, request.path, raw_body(request)),
             )
-
             if isinstance(self._idempotency, Replay):
                 raise _ReplayStored(self._idempotency)
 
@@ -49,8 +58,10 @@ class PartnerAPIView(EnvelopeAPIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         idempotency = getattr(self, "_idempotency", None)
-        if idempotency is not None and not isinstance(idempotency, Replay):
-            idempotency_complete(record=idempotency, status_code=response.status_code, body=_final_body(response))
+        # A rolled-back request takes its claim with it: a retry runs again.
+        if idempotency is not None and not isinstance(idempotency, Replay) and not transaction.get_rollback():
+            body = json.loads(JSONRenderer().render(enveloped(response)))
+            idempotency_complete(record=idempotency, status_code=response.status_code, body=body)
         response = super().finalize_response(request, response, *args, **kwargs)
         state = getattr(request, "rate_limit_state", None)
         if state is not None:
@@ -64,11 +75,3 @@ class _ReplayStored(Exception):
 
     def __init__(self, replay: Replay):
         self.replay = replay
-
-
-def _final_body(response) -> dict:
-    """The envelope exactly as the renderer will write it."""
-    body = response.data
-    if response.status_code < 400 and not getattr(response, "is_envelope", False):
-        body = {"success": True, "message": getattr(response, "message", ""), "data": body, "errors": []}
-    return json.loads(JSONRenderer().render(body))

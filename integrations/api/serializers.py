@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from helpdesk.api.fields import StrictBooleanField, TextField
+from helpdesk.api.pagination import PageQuery
 
 
 class CredentialOut(serializers.Serializer):
@@ -21,7 +22,7 @@ class CredentialCreatedOut(CredentialOut):
 
 
 class CredentialCreateIn(serializers.Serializer):
-    nome = TextField(max_length=100)
+    nome = TextField(source="name", max_length=100)
 
 
 class WebhookOut(serializers.Serializer):
@@ -39,17 +40,25 @@ class WebhookWithSecretOut(WebhookOut):
 
 
 class WebhookCreateIn(serializers.Serializer):
-    nome = TextField(max_length=100)
+    # Fields map to webhook_create's arguments (source=).
+    nome = TextField(source="name", max_length=100)
     url = TextField(max_length=2048)
-    eventos = serializers.ListField(child=TextField(max_length=100), allow_empty=False, max_length=20)
+    eventos = serializers.ListField(source="events", child=TextField(max_length=100), allow_empty=False, max_length=20)
 
 
 class WebhookUpdateIn(serializers.Serializer):
-    nome = TextField(max_length=100, required=False)
+    # Fields map to webhook_update's arguments (source=); absent fields stay as they are.
+    nome = TextField(source="name", max_length=100, required=False)
     url = TextField(max_length=2048, required=False)
-    eventos = serializers.ListField(child=TextField(max_length=100), allow_empty=False, max_length=20, required=False)
-    ativo = StrictBooleanField(required=False)
-    regenerar_segredo = StrictBooleanField(required=False, default=False)
+    eventos = serializers.ListField(
+        source="events", child=TextField(max_length=100), allow_empty=False, max_length=20, required=False
+    )
+    ativo = StrictBooleanField(source="is_active", required=False)
+    regenerar_segredo = StrictBooleanField(source="regenerate_secret", required=False, default=False)
+
+
+class DeliveryListQuery(PageQuery):
+    por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
 
 
 class DeliveryAttemptOut(serializers.Serializer):

@@ -30,20 +30,22 @@ class PanelTicketOut(TicketSummaryOut):
 
 
 class PanelTicketListQuery(TicketListQuery):
-    status = serializers.UUIDField(required=False)
-    atendente = serializers.UUIDField(required=False)
+    # Fields map to ticket_list_panel's filters (source=), plus the page.
+    status = serializers.UUIDField(source="status_id", required=False)
+    atendente = serializers.UUIDField(source="assignee_id", required=False)
 
 
 class PanelReplyIn(serializers.Serializer):
-    mensagem = TextField(max_length=65535)
-    interna = StrictBooleanField(required=False, default=False)
+    mensagem = TextField(source="body", max_length=65535)
+    interna = StrictBooleanField(source="internal", required=False, default=False)
 
 
 class PanelReplyEditIn(serializers.Serializer):
-    mensagem = TextField(max_length=65535)
+    mensagem = TextField(source="body", max_length=65535)
 
 
 class PanelTicketUpdateIn(serializers.Serializer):
+    # Fields map to ticket_update_by_ids: an absent field stays as it is, `atendente_id: null` unassigns.
     status_id = StrictUUIDField(required=False)
-    atendente_id = StrictUUIDField(required=False, allow_null=True)
-    prioridade = serializers.ChoiceField(choices=Priority.choices, required=False)
+    atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)

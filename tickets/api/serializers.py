@@ -5,6 +5,7 @@ from rest_framework import serializers
 from helpdesk.api.fields import EmailTextField, TextField
 from helpdesk.api.pagination import PageQuery
 from tickets.models import Priority, Reply, ReplyOrigin
+from tickets.services import RequesterData
 
 
 class BlankAsNullField(serializers.CharField):
@@ -72,26 +73,31 @@ class TicketPublicOut(TicketSummaryOut):
 
 
 class RequesterIn(serializers.Serializer):
-    nome = TextField(max_length=255)
+    nome = TextField(source="name", max_length=255)
     email = EmailTextField(required=False, allow_blank=True, allow_null=True)
-    telefone = TextField(required=False, allow_blank=True, allow_null=True, max_length=32)
+    telefone = TextField(source="phone", required=False, allow_blank=True, allow_null=True, max_length=32)
     external_id = TextField(required=False, allow_null=True, max_length=255)
+
+    def validate(self, attrs) -> RequesterData:
+        return RequesterData(**attrs)
 
 
 class TicketCreateIn(serializers.Serializer):
-    assunto = TextField(max_length=255)
-    descricao = TextField(max_length=65535)
-    prioridade = serializers.ChoiceField(choices=Priority.choices, required=False, allow_null=True)
+    # Fields map to ticket_create's arguments (source=); docstrings would show in the OpenAPI schema.
+    assunto = TextField(source="subject", max_length=255)
+    descricao = TextField(source="description", max_length=65535)
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False, allow_null=True)
     external_id = TextField(required=False, allow_null=True, max_length=255)
-    solicitante = RequesterIn()
+    solicitante = RequesterIn(source="requester")
 
 
 class ReplyIn(serializers.Serializer):
-    mensagem = TextField(max_length=65535)
+    mensagem = TextField(source="body", max_length=65535)
 
 
 class TicketListQuery(PageQuery):
+    # Fields map to ticket_list_public's filters (source=), plus the page.
     por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
-    prioridade = serializers.ChoiceField(choices=Priority.choices, required=False)
-    numero = serializers.IntegerField(required=False, min_value=1, max_value=2_147_483_647)
-    busca = TextField(required=False, allow_blank=True, max_length=255)
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
+    numero = serializers.IntegerField(source="number", required=False, min_value=1, max_value=2_147_483_647)
+    busca = TextField(source="search", required=False, allow_blank=True, max_length=255)

@@ -1,13 +1,9 @@
-from django.urls import path
+from helpdesk.api.avatars import AvatarViewSet
+from helpdesk.api.routers import ApiRouter
+from tickets.api.views import AgentViewSet, TicketViewSet
 
-from helpdesk.avatars import AvatarView
-from tickets.api import views
-
-urlpatterns = [
-    path("tickets", views.TicketCollectionView.as_view(), name="partner-tickets"),
-    path("tickets/<str:id>", views.TicketDetailView.as_view(), name="partner-ticket"),
-    path("tickets/<str:id>/respostas", views.ReplyCollectionView.as_view(), name="partner-replies"),
-    path("tickets/<str:id>/respostas/<str:resposta>", views.ReplyDetailView.as_view(), name="partner-reply"),
-    path("atendentes", views.AgentCollectionView.as_view(), name="partner-agents"),
-    path("atendentes/avatar/<str:token>", AvatarView.as_view(), name="agent-avatar"),
-]
+router = ApiRouter()
+router.register("tickets", TicketViewSet, basename="partner-ticket")
+router.register("atendentes", AgentViewSet, basename="partner-agent")
+router.register("atendentes/avatar", AvatarViewSet, basename="agent-avatar")
+urlpatterns = router.urls

@@ -10,8 +10,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 
+from helpdesk.api.base import EnvelopeViewSet
 from helpdesk.api.schema import errors
-from helpdesk.api.views import EnvelopeAPIView
 from helpdesk.exceptions import AccessDenied, NotFound
 from helpdesk.models import Agent
 
@@ -22,14 +22,15 @@ def avatar_url(request, agent: Agent) -> str | None:
     if not agent.avatar:
         return None
     token = _signer.sign_object({"a": str(agent.pk), "n": agent.avatar.name}, compress=True)
-    return request.build_absolute_uri(reverse("agent-avatar", kwargs={"token": token}))
+    return request.build_absolute_uri(reverse("agent-avatar-detail", kwargs={"token": token}))
 
 
-class AvatarView(EnvelopeAPIView):
+class AvatarViewSet(EnvelopeViewSet):
     """Serves the file behind a signed avatar URL; the signature is the credential."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    lookup_field = "token"
 
     @extend_schema(
         operation_id="v1_agents_avatar",
@@ -40,7 +41,7 @@ class AvatarView(EnvelopeAPIView):
             **errors(403, 404),
         },
     )
-    def get(self, request, token: str):
+    def retrieve(self, request, token: str):
         try:
             claims = _signer.unsign_object(token, max_age=settings.AVATAR_URL_MAX_AGE)
         except signing.BadSignature:

@@ -1,0 +1,40 @@
+"""The API answers exactly the contract's paths and methods: a refactor of views or routers cannot move one."""
+
+from tests.routes import api_routes
+
+ROUTES = {
+    "/api/health": ("GET",),
+    "/api/schema/": ("GET",),
+    "/api/docs/": ("GET",),
+    "/api/auth/login": ("POST",),
+    "/api/auth/refresh": ("POST",),
+    "/api/v1/tickets": ("GET", "POST"),
+    "/api/v1/tickets/{id}": ("GET",),
+    "/api/v1/tickets/{id}/respostas": ("POST",),
+    "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
+    "/api/v1/atendentes": ("GET",),
+    "/api/v1/atendentes/avatar/{token}": ("GET",),
+    "/api/api-keys": ("GET", "POST"),
+    "/api/api-keys/{id}": ("DELETE",),
+    "/api/webhooks": ("GET", "POST"),
+    "/api/webhooks/{id}": ("DELETE", "GET", "PATCH"),
+    "/api/webhooks/{id}/testar": ("POST",),
+    "/api/webhooks/{id}/entregas": ("GET",),
+    "/api/webhooks/{id}/entregas/{entrega}/reenviar": ("POST",),
+    "/api/tickets": ("GET",),
+    "/api/tickets/{id}": ("GET", "PATCH"),
+    "/api/tickets/{id}/respostas": ("POST",),
+    "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
+    "/api/ticket-status": ("GET",),
+}
+
+
+def test_the_api_answers_exactly_the_contract_paths_and_methods():
+    assert api_routes() == ROUTES
+
+
+def test_paths_have_no_trailing_slash_twin(client):
+    response = client.get("/api/v1/tickets/")
+
+    assert response.status_code == 404
+    assert response.json()["errors"]["field"] == "path"
