@@ -25,8 +25,11 @@ run: setup
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# Lint, format and the import layers (pyproject.toml); .ci/run fails on any of them.
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 bench: setup
 	$(PY) -m tests.bench
