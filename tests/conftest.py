@@ -1,8 +1,19 @@
+"""Fixtures shared by every test package: organizations, clients, rate limits and stubbed DNS."""
+
+import ipaddress
+import socket
+import time
+from types import SimpleNamespace
+
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from tests.factories import make_agent, make_key, make_organization
+from integrations import webhook_urls
+from tests.assertions import bearer_client, panel_client
+from tests.factories import admin_of, make_agent, make_key, make_organization
+
+PUBLIC_ADDRESS = "93.184.216.34"
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +42,12 @@ def agent(organization):
 
 
 @pytest.fixture
+def admin(organization):
+    """The admin of `organization` made by make_organization: staff, agent, holds api_publica:gerenciar."""
+    return admin_of(organization)
+
+
+@pytest.fixture
 def api_key(organization):
     return make_key(organization)
 
@@ -43,13 +60,83 @@ def anon_client():
 @pytest.fixture
 def partner(api_key):
     """An HTTP client authenticated as a partner of `organization`."""
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
-    return client
+    return bearer_client(api_key)
 
 
 @pytest.fixture
 def other_partner(other_organization):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(other_organization)}")
-    return client
+    return bearer_client(make_key(other_organization))
+
+
+@pytest.fixture
+def manager(admin) -> APIClient:
+    """A panel client of `organization`'s admin, who holds api_publica:gerenciar."""
+    return panel_client(admin.email)
+
+
+@pytest.fixture
+def agent_client(agent) -> APIClient:
+    """A panel client of `agent`, a plain agent of `organization` (no api_publica:gerenciar)."""
+    return panel_client(agent.user.email)
+
+
+@pytest.fixture
+def generous_rate_limits(settings):
+    """Limits no test of something else reaches (query counts make many requests)."""
+    settings.PANEL_RATE_LIMIT = "1000/m"
+    settings.PARTNER_RATE_LIMIT = "1000/m"
+
+
+@pytest.fixture
+def frozen_rate_limit_clock(monkeypatch) -> SimpleNamespace:
+    """Freezes django-ratelimit's clock (fixed windows) so a test never straddles a window boundary.
+
+    The test may move it on by changing `.value`.
+    """
+    now = SimpleNamespace(value=float(int(time.time())))
+    monkeypatch.setattr("django_ratelimit.core.time", SimpleNamespace(time=lambda: now.value))
+    return now
+
+
+class Resolver:
+    """Answers like getaddrinfo: an IP literal resolves to itself, names come from `answers`."""
+
+    def __init__(self, answers: dict[str, list[str]] | None = None):
+        self.answers = answers or {}
+        self.calls: list[tuple[str, int]] = []
+
+    def __call__(self, host: str, port: int) -> list[str]:
+        self.calls.append((host, port))
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        if host not in self.answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return self.answers[host]
+
+
+@pytest.fixture
+def resolver(monkeypatch, settings) -> Resolver:
+    """Production webhook URL rules, with DNS stubbed (the machine has none): no name resolves
+    until the test puts it in `resolver.answers`."""
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    stub = Resolver()
+    monkeypatch.setattr(webhook_urls, "resolve_host", stub)
+    return stub
+
+
+@pytest.fixture
+def example_dns(resolver) -> Resolver:
+    """`resolver` knowing the hosts the tests use: hooks and outro are public, interno and metadados
+    are private, misto mixes a public and a private address; any other name does not resolve."""
+    resolver.answers.update(
+        {
+            "hooks.example.com": [PUBLIC_ADDRESS],
+            "outro.example.com": [PUBLIC_ADDRESS, "2606:2800:220:1:248:1893:25c8:1946"],
+            "interno.example.com": ["10.0.0.5"],
+            "metadados.example.com": ["169.254.169.254"],
+            "misto.example.com": [PUBLIC_ADDRESS, "192.168.0.10"],
+        }
+    )
+    return resolver

@@ -1,12 +1,27 @@
-"""Test data built through the services, so tests exercise the same paths as users."""
+"""Test data built through the services, so tests exercise the same paths as users (and the files they upload)."""
 
+import io
 import itertools
+from datetime import datetime
 
-from helpdesk.models import Agent, Organization
+from django.core.files.base import ContentFile
+from PIL import Image
+
+from helpdesk.models import Agent, Organization, User
 from helpdesk.services import agent_create, organization_create
-from integrations.services import credential_create
+from integrations.events import webhook_test_send
+from integrations.keys import key_digest
+from integrations.models import ApiCredential, Webhook, WebhookDelivery
+from integrations.services import credential_create, webhook_create, webhook_update
+from tests.contract import ALL_EVENTS
 from tickets.models import Reply, Ticket, TicketStatus
-from tickets.services import RequesterData, reply_create_by_agent, reply_create_by_customer, ticket_create
+from tickets.services import (
+    RequesterData,
+    reply_create_by_agent,
+    reply_create_by_customer,
+    ticket_create,
+    ticket_update,
+)
 
 _sequence = itertools.count(1)
 PASSWORD = "s3nha-Forte-de-teste"
@@ -18,6 +33,11 @@ def make_organization(name: str | None = None) -> Organization:
         name=name or f"Org {n}", admin_email=f"admin{n}@org{n}.test", admin_password=PASSWORD
     )
     return organization
+
+
+def admin_of(organization: Organization) -> User:
+    """The admin made by make_organization: staff, agent, holds api_publica:gerenciar."""
+    return User.objects.get(organization=organization, is_staff=True)
 
 
 def make_agent(organization: Organization, *, name: str | None = None, is_active: bool = True, avatar=None) -> Agent:
@@ -36,6 +56,11 @@ def make_key(organization: Organization, name: str = "Integração") -> str:
     return credential_create(organization=organization, name=name)[1]
 
 
+def credential_of(key: str) -> ApiCredential:
+    """The stored credential of a full key (only its digest is stored)."""
+    return ApiCredential.objects.get(key_digest=key_digest(key))
+
+
 def make_ticket(organization: Organization, **overrides) -> Ticket:
     n = next(_sequence)
     requester = overrides.pop(
@@ -51,6 +76,19 @@ def make_ticket(organization: Organization, **overrides) -> Ticket:
     return ticket
 
 
+def make_searchable_ticket(
+    organization: Organization, subject="Assunto", description="Descrição", name="Cliente", email="", **overrides
+) -> Ticket:
+    """A ticket whose every searchable text is given, so `busca` tests match only what they mean to."""
+    return make_ticket(
+        organization,
+        subject=subject,
+        description=description,
+        requester=RequesterData(name=name, email=email),
+        **overrides,
+    )
+
+
 def make_agent_reply(
     ticket: Ticket, agent: Agent, body: str = "Resposta do atendente", internal: bool = False
 ) -> Reply:
@@ -61,5 +99,57 @@ def make_customer_reply(ticket: Ticket, body: str = "Resposta do cliente") -> Re
     return reply_create_by_customer(ticket=ticket, body=body)
 
 
+def make_busy_ticket(organization: Organization, agents: list[Agent], n: int, *, assign_every_other=False) -> Ticket:
+    """Ticket n with customer replies, public replies and an internal note of `agents` in turn, for query counts.
+
+    With assign_every_other, even-numbered tickets get an assignee too.
+    """
+    ticket = make_ticket(organization, subject=f"Ticket {n}")
+    make_customer_reply(ticket, body=f"Cliente {n}")
+    make_agent_reply(ticket, agents[n % len(agents)], body=f"Atendente {n}")
+    make_agent_reply(ticket, agents[(n + 1) % len(agents)], body=f"Nota {n}", internal=True)
+    make_customer_reply(ticket, body=f"Cliente de novo {n}")
+    if assign_every_other and n % 2 == 0:
+        ticket_update(ticket=ticket, assignee=agents[n % len(agents)])
+    return ticket
+
+
 def status_of(organization: Organization, category: str) -> TicketStatus:
     return TicketStatus.objects.get(organization=organization, category=category)
+
+
+def make_webhook(
+    organization: Organization,
+    *,
+    name: str = "ERP",
+    url: str = "https://hooks.example.com/erp",
+    events: list[str] = ALL_EVENTS,
+    active: bool = True,
+) -> Webhook:
+    """A webhook made through the service, so its URL is checked: an https URL needs the `example_dns`
+    fixture to resolve, an http://127.0.0.1 one needs insecure URLs allowed."""
+    webhook = webhook_create(organization=organization, name=name, url=url, events=list(events))
+    if not active:
+        webhook_update(webhook=webhook, is_active=False)
+    return webhook
+
+
+def make_test_delivery(webhook: Webhook, *, created_at: datetime | None = None) -> WebhookDelivery:
+    """The pending delivery of a webhook.teste event, backdated to `created_at` if given."""
+    delivery = webhook_test_send(webhook=webhook)
+    if created_at is not None:
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=created_at)
+        delivery.refresh_from_db()
+    return delivery
+
+
+def png_bytes() -> bytes:
+    """A small valid PNG, the same bytes on every call."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def png_file(name: str = "avatar.png") -> ContentFile:
+    """png_bytes as an uploaded file, e.g. an agent's avatar."""
+    return ContentFile(png_bytes(), name=name)

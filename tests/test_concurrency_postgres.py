@@ -9,8 +9,8 @@ import threading
 
 import pytest
 from django.db import connection, connections
-from rest_framework.test import APIClient
 
+from tests.assertions import bearer_client
 from tests.factories import make_key, make_organization
 from tickets.models import Contact, Ticket
 
@@ -36,8 +36,7 @@ def _post_in_parallel(key: str, payloads: list[dict]) -> list:
     results: list = [None] * len(payloads)
 
     def worker(index: int) -> None:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        client = bearer_client(key)
         try:
             barrier.wait(timeout=30)
             results[index] = client.post("/api/v1/tickets", payloads[index], format="json")

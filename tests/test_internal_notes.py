@@ -2,23 +2,17 @@
 
 import pytest
 
+from tests.contract import REPLY_NOT_FOUND
 from tests.factories import make_agent_reply, make_customer_reply, make_ticket
 from tickets.models import Reply, Ticket
 from tickets.services import RequesterData, reply_edit_as_agent
 
 TICKETS = "/api/v1/tickets"
 MARKER = "NOTA-INTERNA-7f3a9c"
-REPLY_NOT_FOUND = {
-    "success": False,
-    "message": "Resposta não encontrada.",
-    "status": 404,
-    "data": None,
-    "errors": {"field": "resposta", "message": "Resposta inexistente neste ticket."},
-}
 
 
 @pytest.fixture
-def thread(organization, agent):
+def thread_with_notes(organization, agent):
     """A ticket whose only mention of MARKER is in internal notes, between public replies."""
     ticket = make_ticket(
         organization,
@@ -37,64 +31,66 @@ def thread(organization, agent):
     return {"ticket": ticket, "public": public, "notes": [note, edited_note]}
 
 
-def assert_no_note_in(response, thread):
+def assert_no_note_in(response, thread_with_notes):
     assert response.status_code < 300, response.content
     assert MARKER.encode() not in response.content
     assert b"rascunho" not in response.content
-    for note in thread["notes"]:
+    for note in thread_with_notes["notes"]:
         assert str(note.pk).encode() not in response.content
 
 
-def test_ticket_detail_shows_public_replies_and_no_internal_note(partner, thread):
-    response = partner.get(f"{TICKETS}/{thread['ticket'].pk}")
+def test_ticket_detail_shows_public_replies_and_no_internal_note(partner, thread_with_notes):
+    response = partner.get(f"{TICKETS}/{thread_with_notes['ticket'].pk}")
 
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     replies = response.json()["data"]["respostas"]
-    assert [r["id"] for r in replies] == [str(r.pk) for r in thread["public"]]
+    assert [r["id"] for r in replies] == [str(r.pk) for r in thread_with_notes["public"]]
     assert [r["mensagem"] for r in replies] == ["Ainda não funciona", "Vamos verificar", "Obrigada"]
 
 
-def test_ticket_list_shows_public_replies_and_no_internal_note(partner, thread):
+def test_ticket_list_shows_public_replies_and_no_internal_note(partner, thread_with_notes):
     response = partner.get(TICKETS)
 
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     [ticket] = response.json()["data"]["data"]
-    assert [r["id"] for r in ticket["respostas"]] == [str(r.pk) for r in thread["public"]]
+    assert [r["id"] for r in ticket["respostas"]] == [str(r.pk) for r in thread_with_notes["public"]]
 
 
 @pytest.mark.parametrize("busca", [MARKER, MARKER.lower(), "NOTA-INTERNA", "Cliente difícil", "Revisado", "rascunho"])
-def test_busca_never_matches_a_ticket_through_an_internal_note(partner, thread, busca):
+def test_busca_never_matches_a_ticket_through_an_internal_note(partner, thread_with_notes, busca):
     response = partner.get(TICKETS, {"busca": busca})
 
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     assert response.json()["data"]["data"] == []
     assert response.json()["data"]["total"] == 0
 
 
-def test_busca_matching_the_ticket_otherwise_still_hides_its_notes(partner, thread):
+def test_busca_matching_the_ticket_otherwise_still_hides_its_notes(partner, thread_with_notes):
     response = partner.get(TICKETS, {"busca": "Impressora"})
 
-    assert_no_note_in(response, thread)
-    assert [t["id"] for t in response.json()["data"]["data"]] == [str(thread["ticket"].pk)]
+    assert_no_note_in(response, thread_with_notes)
+    assert [t["id"] for t in response.json()["data"]["data"]] == [str(thread_with_notes["ticket"].pk)]
 
 
-def test_reply_create_response_contains_no_internal_note(partner, thread):
-    response = partner.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", {"mensagem": "Mais uma"}, format="json")
+def test_reply_create_response_contains_no_internal_note(partner, thread_with_notes):
+    response = partner.post(
+        f"{TICKETS}/{thread_with_notes['ticket'].pk}/respostas", {"mensagem": "Mais uma"}, format="json"
+    )
 
     assert response.status_code == 201
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     assert response.json()["data"]["mensagem"] == "Mais uma"
 
 
-def test_reply_edit_response_contains_no_internal_note(partner, thread):
-    own = thread["public"][0]
+def test_reply_edit_response_contains_no_internal_note(partner, thread_with_notes):
+    own = thread_with_notes["public"][0]
 
     response = partner.patch(
-        f"{TICKETS}/{thread['ticket'].pk}/respostas/{own.pk}", {"mensagem": "Corrigido"}, format="json"
+        f"{TICKETS}/{thread_with_notes['ticket'].pk}/respostas/{own.pk}", {"mensagem": "Corrigido"}, format="json"
     )
 
     assert response.status_code == 200
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     assert response.json()["data"]["mensagem"] == "Corrigido"
 
 
@@ -112,12 +108,12 @@ def test_ticket_create_replay_by_external_id_contains_no_internal_note(partner, 
 
 
 @pytest.mark.parametrize("index", [0, 1])
-def test_internal_note_cannot_be_edited_and_answers_as_missing(partner, thread, index):
-    note = thread["notes"][index]
+def test_internal_note_cannot_be_edited_and_answers_as_missing(partner, thread_with_notes, index):
+    note = thread_with_notes["notes"][index]
     before = Reply.objects.filter(pk=note.pk).values("body", "edited", "updated_at", "is_internal").get()
 
     response = partner.patch(
-        f"{TICKETS}/{thread['ticket'].pk}/respostas/{note.pk}", {"mensagem": "Exposta"}, format="json"
+        f"{TICKETS}/{thread_with_notes['ticket'].pk}/respostas/{note.pk}", {"mensagem": "Exposta"}, format="json"
     )
 
     assert response.status_code == 404
@@ -125,14 +121,14 @@ def test_internal_note_cannot_be_edited_and_answers_as_missing(partner, thread, 
     assert Reply.objects.filter(pk=note.pk).values("body", "edited", "updated_at", "is_internal").get() == before
 
 
-def test_notes_stay_hidden_after_the_customer_replies_and_edits(partner, thread):
-    ticket = thread["ticket"]
+def test_notes_stay_hidden_after_the_customer_replies_and_edits(partner, thread_with_notes):
+    ticket = thread_with_notes["ticket"]
     created = partner.post(f"{TICKETS}/{ticket.pk}/respostas", {"mensagem": "Nova"}, format="json").json()["data"]
     partner.patch(f"{TICKETS}/{ticket.pk}/respostas/{created['id']}", {"mensagem": "Nova editada"}, format="json")
 
     response = partner.get(f"{TICKETS}/{ticket.pk}")
 
-    assert_no_note_in(response, thread)
+    assert_no_note_in(response, thread_with_notes)
     assert [r["mensagem"] for r in response.json()["data"]["respostas"]] == [
         "Ainda não funciona",
         "Vamos verificar",

@@ -1,78 +1,24 @@
 """Panel lists (JWT) run a fixed number of queries, however many rows they show."""
 
-import socket
-
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
-from helpdesk.models import User
-from integrations import webhook_urls
-from integrations.services import credential_create, webhook_create
-from tests.factories import PASSWORD, make_agent, make_agent_reply, make_customer_reply, make_ticket
-from tickets.services import ticket_update
+from integrations.services import credential_create
+from tests.assertions import queries_of
+from tests.factories import admin_of, make_agent, make_busy_ticket, make_webhook
 
 TICKETS = "/api/tickets"
 API_KEYS = "/api/api-keys"
 WEBHOOKS = "/api/webhooks"
 
-
-@pytest.fixture(autouse=True)
-def generous_rate_limit(settings):
-    settings.PANEL_RATE_LIMIT = "1000/m"
-
-
-@pytest.fixture
-def public_dns(monkeypatch, settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-
-    def resolve(host, port):
-        if host != "hooks.example.com":
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return ["93.184.216.34"]
-
-    monkeypatch.setattr(webhook_urls, "resolve_host", resolve)
-
-
-@pytest.fixture
-def manager(organization) -> APIClient:
-    """The organization's admin: an agent with api_publica:gerenciar."""
-    client = APIClient()
-    email = User.objects.get(organization=organization, is_staff=True).email
-    response = client.post("/api/auth/login", {"email": email, "senha": PASSWORD}, format="json")
-    assert response.status_code == 200, response.content
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['data']['access_token']}")
-    return client
-
-
-def queries_of(client, path, params=None) -> tuple[list[str], object]:
-    # Warm-up first, so nothing done once per process or per minute lands in the measurement.
-    assert client.get(path, params).status_code == 200
-    with CaptureQueriesContext(connection) as captured:
-        response = client.get(path, params)
-    assert response.status_code == 200, response.content
-    return [query["sql"] for query in captured.captured_queries], response.json()["data"]
-
-
-def make_busy_ticket(organization, agents, n: int):
-    """Public replies and internal notes from several authors, and an assignee on every other ticket."""
-    ticket = make_ticket(organization, subject=f"Ticket {n}")
-    make_customer_reply(ticket, body=f"Cliente {n}")
-    make_agent_reply(ticket, agents[n % len(agents)], body=f"Atendente {n}")
-    make_agent_reply(ticket, agents[(n + 1) % len(agents)], body=f"Nota {n}", internal=True)
-    make_customer_reply(ticket, body=f"Cliente de novo {n}")
-    if n % 2 == 0:
-        ticket_update(ticket=ticket, assignee=agents[n % len(agents)])
-    return ticket
+pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
 
 def test_panel_ticket_list_runs_the_same_queries_for_1_and_50_tickets(manager, organization):
     agents = [make_agent(organization, name=f"Agente {n}") for n in range(3)]
-    make_busy_ticket(organization, agents, 0)
+    make_busy_ticket(organization, agents, 0, assign_every_other=True)
     one_queries, one_page = queries_of(manager, TICKETS, {"por_pagina": 100})
     for n in range(1, 50):
-        make_busy_ticket(organization, agents, n)
+        make_busy_ticket(organization, agents, n, assign_every_other=True)
 
     fifty_queries, fifty_page = queries_of(manager, TICKETS, {"por_pagina": 100})
 
@@ -87,10 +33,10 @@ def test_panel_ticket_list_runs_the_same_queries_for_1_and_50_tickets(manager, o
 def test_panel_ticket_list_with_filters_runs_the_same_queries_for_1_and_50_tickets(manager, organization):
     agents = [make_agent(organization, name=f"Agente {n}") for n in range(2)]
     params = {"por_pagina": 100, "busca": "Ticket", "prioridade": "media"}
-    make_busy_ticket(organization, agents, 0)
+    make_busy_ticket(organization, agents, 0, assign_every_other=True)
     one_queries, _ = queries_of(manager, TICKETS, params)
     for n in range(1, 50):
-        make_busy_ticket(organization, agents, n)
+        make_busy_ticket(organization, agents, n, assign_every_other=True)
 
     fifty_queries, fifty_page = queries_of(manager, TICKETS, params)
 
@@ -99,7 +45,7 @@ def test_panel_ticket_list_with_filters_runs_the_same_queries_for_1_and_50_ticke
 
 
 def test_api_key_list_runs_the_same_queries_for_1_and_20_credentials(manager, organization):
-    admin = User.objects.get(organization=organization, is_staff=True)
+    admin = admin_of(organization)
     credential_create(organization=organization, name="Chave 0", created_by=admin)
     one_queries, one_list = queries_of(manager, API_KEYS)
     for n in range(1, 20):
@@ -112,10 +58,10 @@ def test_api_key_list_runs_the_same_queries_for_1_and_20_credentials(manager, or
     assert len(twenty_queries) == len(one_queries), "\n".join(twenty_queries)
 
 
-def test_webhook_list_runs_the_same_queries_for_1_and_10_webhooks(manager, organization, public_dns):
+def test_webhook_list_runs_the_same_queries_for_1_and_10_webhooks(manager, organization, example_dns):
     def make(n):
-        return webhook_create(
-            organization=organization,
+        return make_webhook(
+            organization,
             name=f"Webhook {n}",
             url=f"https://hooks.example.com/{n}",
             events=["ticket.resolvido", "ticket.resposta_publica"],

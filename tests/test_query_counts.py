@@ -1,53 +1,21 @@
 """Partner lists run a fixed number of queries, however many rows they show."""
 
-import io
-
 import pytest
-from django.core.files.base import ContentFile
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from PIL import Image
 
-from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
+from tests.assertions import queries_of
+from tests.factories import make_agent, make_agent_reply, make_busy_ticket, make_customer_reply, png_file
 
 TICKETS = "/api/v1/tickets"
 AGENTS = "/api/v1/atendentes"
 
-
-@pytest.fixture(autouse=True)
-def generous_rate_limit(settings):
-    settings.PARTNER_RATE_LIMIT = "1000/m"
-
-
-def png() -> ContentFile:
-    buffer = io.BytesIO()
-    Image.new("RGB", (2, 2), "blue").save(buffer, format="PNG")
-    return ContentFile(buffer.getvalue(), name="avatar.png")
-
-
-def make_busy_ticket(organization, agent, n: int):
-    ticket = make_ticket(organization, subject=f"Ticket {n}")
-    make_customer_reply(ticket, body=f"Cliente {n}")
-    make_agent_reply(ticket, agent, body=f"Atendente {n}")
-    make_agent_reply(ticket, agent, body=f"Nota {n}", internal=True)
-    make_customer_reply(ticket, body=f"Cliente de novo {n}")
-    return ticket
-
-
-def queries_of(client, path, params=None) -> tuple[list[str], dict]:
-    # Warm-up: the once-a-minute write of ultimo_uso_em must not land in the measurement.
-    assert client.get(path, params).status_code == 200
-    with CaptureQueriesContext(connection) as captured:
-        response = client.get(path, params)
-    assert response.status_code == 200
-    return [query["sql"] for query in captured.captured_queries], response.json()["data"]
+pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
 
 def test_ticket_list_runs_the_same_queries_for_1_and_100_tickets(partner, organization, agent):
-    make_busy_ticket(organization, agent, 0)
+    make_busy_ticket(organization, [agent], 0)
     one_queries, one_page = queries_of(partner, TICKETS, {"por_pagina": 100})
     for n in range(1, 100):
-        make_busy_ticket(organization, agent, n)
+        make_busy_ticket(organization, [agent], n)
 
     hundred_queries, hundred_page = queries_of(partner, TICKETS, {"por_pagina": 100})
 
@@ -59,10 +27,10 @@ def test_ticket_list_runs_the_same_queries_for_1_and_100_tickets(partner, organi
 
 def test_ticket_list_with_filters_runs_the_same_queries_for_1_and_100_tickets(partner, organization, agent):
     params = {"por_pagina": 100, "busca": "Ticket", "prioridade": "media"}
-    make_busy_ticket(organization, agent, 0)
+    make_busy_ticket(organization, [agent], 0)
     one_queries, _ = queries_of(partner, TICKETS, params)
     for n in range(1, 100):
-        make_busy_ticket(organization, agent, n)
+        make_busy_ticket(organization, [agent], n)
 
     hundred_queries, hundred_page = queries_of(partner, TICKETS, params)
 
@@ -71,7 +39,7 @@ def test_ticket_list_with_filters_runs_the_same_queries_for_1_and_100_tickets(pa
 
 
 def test_ticket_detail_runs_the_same_queries_for_1_and_50_replies(partner, organization, agent):
-    ticket = make_busy_ticket(organization, agent, 0)
+    ticket = make_busy_ticket(organization, [agent], 0)
     few_queries, few = queries_of(partner, f"{TICKETS}/{ticket.pk}")
     for n in range(1, 13):
         make_customer_reply(ticket, body=f"c{n}")
@@ -87,10 +55,10 @@ def test_ticket_detail_runs_the_same_queries_for_1_and_50_replies(partner, organ
 def test_agent_list_runs_the_same_queries_for_1_and_10_agents(partner, organization):
     # organization_create makes the admin an agent: deactivate it so the first count is exactly 1.
     organization.agents.update(is_active=False)
-    make_agent(organization, name="Agente 0", avatar=png())
+    make_agent(organization, name="Agente 0", avatar=png_file())
     one_queries, one_page = queries_of(partner, AGENTS)
     for n in range(1, 10):
-        make_agent(organization, name=f"Agente {n}", avatar=png() if n % 2 else None)
+        make_agent(organization, name=f"Agente {n}", avatar=png_file() if n % 2 else None)
 
     ten_queries, ten_page = queries_of(partner, AGENTS)
 

@@ -6,26 +6,13 @@ import pytest
 from django.forms.models import model_to_dict
 
 from helpdesk.models import Agent
+from tests.contract import REPLY_NOT_FOUND, TICKET_NOT_FOUND
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
 from tickets.models import Contact, Reply, Ticket
 from tickets.services import RequesterData
 
 TICKETS = "/api/v1/tickets"
 MARKER = "GLOBEX-CONFIDENCIAL"
-TICKET_NOT_FOUND = {
-    "success": False,
-    "message": "Ticket não encontrado.",
-    "status": 404,
-    "data": None,
-    "errors": {"field": "id", "message": "Ticket inexistente nesta organização."},
-}
-REPLY_NOT_FOUND = {
-    "success": False,
-    "message": "Resposta não encontrada.",
-    "status": 404,
-    "data": None,
-    "errors": {"field": "resposta", "message": "Resposta inexistente neste ticket."},
-}
 
 
 @pytest.fixture
@@ -39,7 +26,7 @@ def own_ticket(organization):
 
 
 @pytest.fixture
-def foreign(other_organization):
+def foreign_data(other_organization):
     """Organization B's data: tickets, a contact, replies of every kind and an agent."""
     requester = RequesterData(name=f"Bruno {MARKER}", email="bruno@globex.test", external_id="cli-compartilhado")
     first = make_ticket(
@@ -62,7 +49,7 @@ def foreign(other_organization):
     }
 
 
-def snapshot(organization) -> dict:
+def organization_snapshot(organization) -> dict:
     """Every row of the organization, field by field, to prove nothing of it changed."""
 
     def rows(queryset):
@@ -83,8 +70,8 @@ def listed_ids(response) -> list[str]:
     return [item["id"] for item in response.json()["data"]["data"]]
 
 
-def test_get_ticket_of_another_organization_is_404_exactly_like_a_missing_one(partner, foreign):
-    foreign_response = partner.get(f"{TICKETS}/{foreign['ticket'].pk}")
+def test_get_ticket_of_another_organization_is_404_exactly_like_a_missing_one(partner, foreign_data):
+    foreign_response = partner.get(f"{TICKETS}/{foreign_data['ticket'].pk}")
     missing_response = partner.get(f"{TICKETS}/{uuid.uuid4()}")
 
     assert foreign_response.status_code == 404
@@ -93,50 +80,52 @@ def test_get_ticket_of_another_organization_is_404_exactly_like_a_missing_one(pa
     assert MARKER.encode() not in foreign_response.content
 
 
-def test_reply_to_ticket_of_another_organization_is_404_and_writes_nothing(partner, foreign, other_organization):
-    before = snapshot(other_organization)
+def test_reply_to_ticket_of_another_organization_is_404_and_writes_nothing(partner, foreign_data, other_organization):
+    before = organization_snapshot(other_organization)
 
-    response = partner.post(f"{TICKETS}/{foreign['ticket'].pk}/respostas", {"mensagem": "Intrusão"}, format="json")
+    response = partner.post(f"{TICKETS}/{foreign_data['ticket'].pk}/respostas", {"mensagem": "Intrusão"}, format="json")
 
     assert response.status_code == 404
     assert response.json() == TICKET_NOT_FOUND
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
     assert not Reply.objects.filter(body="Intrusão").exists()
 
 
 @pytest.mark.parametrize("reply", ["customer_reply", "agent_reply", "note"])
-def test_edit_reply_through_another_organizations_ticket_is_404(partner, foreign, other_organization, reply):
-    before = snapshot(other_organization)
+def test_edit_reply_through_another_organizations_ticket_is_404(partner, foreign_data, other_organization, reply):
+    before = organization_snapshot(other_organization)
 
     response = partner.patch(
-        f"{TICKETS}/{foreign['ticket'].pk}/respostas/{foreign[reply].pk}", {"mensagem": "Intrusão"}, format="json"
+        f"{TICKETS}/{foreign_data['ticket'].pk}/respostas/{foreign_data[reply].pk}",
+        {"mensagem": "Intrusão"},
+        format="json",
     )
 
     assert response.status_code == 404
     assert response.json() == TICKET_NOT_FOUND
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
 @pytest.mark.parametrize("reply", ["customer_reply", "agent_reply", "note"])
 def test_edit_reply_of_another_organization_through_own_ticket_is_404(
-    partner, own_ticket, foreign, other_organization, reply
+    partner, own_ticket, foreign_data, other_organization, reply
 ):
-    before = snapshot(other_organization)
+    before = organization_snapshot(other_organization)
 
     response = partner.patch(
-        f"{TICKETS}/{own_ticket.pk}/respostas/{foreign[reply].pk}", {"mensagem": "Intrusão"}, format="json"
+        f"{TICKETS}/{own_ticket.pk}/respostas/{foreign_data[reply].pk}", {"mensagem": "Intrusão"}, format="json"
     )
 
     assert response.status_code == 404
     assert response.json() == REPLY_NOT_FOUND
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
-def test_own_reply_cannot_be_edited_through_another_organizations_ticket(partner, own_ticket, foreign):
+def test_own_reply_cannot_be_edited_through_another_organizations_ticket(partner, own_ticket, foreign_data):
     own_reply = make_customer_reply(own_ticket, body="Minha resposta")
 
     response = partner.patch(
-        f"{TICKETS}/{foreign['ticket'].pk}/respostas/{own_reply.pk}", {"mensagem": "Mudou"}, format="json"
+        f"{TICKETS}/{foreign_data['ticket'].pk}/respostas/{own_reply.pk}", {"mensagem": "Mudou"}, format="json"
     )
 
     assert response.status_code == 404
@@ -145,7 +134,7 @@ def test_own_reply_cannot_be_edited_through_another_organizations_ticket(partner
     assert (own_reply.body, own_reply.edited) == ("Minha resposta", False)
 
 
-def test_list_never_shows_another_organizations_tickets(partner, own_ticket, foreign):
+def test_list_never_shows_another_organizations_tickets(partner, own_ticket, foreign_data):
     response = partner.get(TICKETS, {"por_pagina": 100})
 
     assert listed_ids(response) == [str(own_ticket.pk)]
@@ -158,23 +147,23 @@ def test_list_never_shows_another_organizations_tickets(partner, own_ticket, for
     "busca",
     [MARKER, MARKER.lower(), "Assunto GLOBEX", "Descrição GLOBEX", "Bruno", "bruno@globex.test", "globex", "Outro"],
 )
-def test_busca_never_finds_another_organizations_tickets(partner, own_ticket, foreign, busca):
+def test_busca_never_finds_another_organizations_tickets(partner, own_ticket, foreign_data, busca):
     response = partner.get(TICKETS, {"busca": busca})
 
     assert listed_ids(response) == []
     assert response.json()["data"]["total"] == 0
 
 
-def test_busca_by_number_finds_only_the_own_ticket_with_that_number(partner, own_ticket, foreign):
-    assert foreign["ticket"].number == own_ticket.number == 1
+def test_busca_by_number_finds_only_the_own_ticket_with_that_number(partner, own_ticket, foreign_data):
+    assert foreign_data["ticket"].number == own_ticket.number == 1
 
     response = partner.get(TICKETS, {"busca": "1"})
 
     assert listed_ids(response) == [str(own_ticket.pk)]
 
 
-def test_numero_filter_finds_only_the_own_ticket_with_that_number(partner, own_ticket, foreign):
-    assert foreign["second_ticket"].number == 2
+def test_numero_filter_finds_only_the_own_ticket_with_that_number(partner, own_ticket, foreign_data):
+    assert foreign_data["second_ticket"].number == 2
 
     own = partner.get(TICKETS, {"numero": 1})
     foreign_only = partner.get(TICKETS, {"numero": 2})
@@ -183,26 +172,28 @@ def test_numero_filter_finds_only_the_own_ticket_with_that_number(partner, own_t
     assert listed_ids(foreign_only) == []
 
 
-def test_prioridade_filter_never_finds_another_organizations_tickets(partner, own_ticket, foreign):
+def test_prioridade_filter_never_finds_another_organizations_tickets(partner, own_ticket, foreign_data):
     response = partner.get(TICKETS, {"prioridade": "urgente"})
 
     assert listed_ids(response) == []
 
 
-def test_atendentes_never_lists_another_organizations_agents(partner, organization, agent, foreign):
+def test_atendentes_never_lists_another_organizations_agents(partner, organization, agent, foreign_data):
     response = partner.get("/api/v1/atendentes")
 
     assert response.status_code == 200
     own_agents = Agent.objects.filter(organization=organization, is_active=True)
     assert sorted(listed_ids(response)) == sorted(str(a.pk) for a in own_agents)
     assert str(agent.pk) in listed_ids(response)
-    assert str(foreign["agent"].pk) not in listed_ids(response)
+    assert str(foreign_data["agent"].pk) not in listed_ids(response)
     assert response.json()["data"]["total"] == own_agents.count()
     assert MARKER.encode() not in response.content
 
 
-def test_external_id_of_another_organization_creates_a_new_ticket(partner, organization, foreign, other_organization):
-    before = snapshot(other_organization)
+def test_external_id_of_another_organization_creates_a_new_ticket(
+    partner, organization, foreign_data, other_organization
+):
+    before = organization_snapshot(other_organization)
     body = {
         "assunto": "Pedido",
         "descricao": "Mesmo id externo",
@@ -215,16 +206,16 @@ def test_external_id_of_another_organization_creates_a_new_ticket(partner, organ
     assert response.status_code == 201
     assert response.json()["message"] == "Ticket criado."
     data = response.json()["data"]
-    assert data["id"] != str(foreign["ticket"].pk)
+    assert data["id"] != str(foreign_data["ticket"].pk)
     assert (data["numero"], data["assunto"], data["external_id"]) == (1, "Pedido", "pedido-compartilhado")
     assert Ticket.objects.get(pk=data["id"]).organization == organization
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
 def test_solicitante_external_id_of_another_organization_creates_a_new_contact(
-    partner, organization, foreign, other_organization
+    partner, organization, foreign_data, other_organization
 ):
-    before = snapshot(other_organization)
+    before = organization_snapshot(other_organization)
     body = {
         "assunto": "Pedido",
         "descricao": "Mesmo cliente externo",
@@ -247,15 +238,15 @@ def test_solicitante_external_id_of_another_organization_creates_a_new_contact(
     }
     contact = Ticket.objects.get(pk=response.json()["data"]["id"]).requester
     assert contact.organization == organization
-    assert contact.pk != foreign["ticket"].requester_id
+    assert contact.pk != foreign_data["ticket"].requester_id
     # B's contact had no phone: A's request must not fill it in.
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
 def test_solicitante_email_of_another_organization_creates_a_new_contact(
-    partner, organization, foreign, other_organization
+    partner, organization, foreign_data, other_organization
 ):
-    before = snapshot(other_organization)
+    before = organization_snapshot(other_organization)
     body = {
         "assunto": "Pedido",
         "descricao": "Mesmo e-mail",
@@ -268,28 +259,30 @@ def test_solicitante_email_of_another_organization_creates_a_new_contact(
     assert response.json()["data"]["solicitante"]["nome"] == "B"
     contact = Ticket.objects.get(pk=response.json()["data"]["id"]).requester
     assert contact.organization == organization
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
 def test_nothing_of_the_other_organization_changes_under_a_barrage_of_attempts(
-    partner, own_ticket, foreign, other_organization
+    partner, own_ticket, foreign_data, other_organization
 ):
-    before = snapshot(other_organization)
-    ticket_id = foreign["ticket"].pk
+    before = organization_snapshot(other_organization)
+    ticket_id = foreign_data["ticket"].pk
 
     partner.get(f"{TICKETS}/{ticket_id}")
     partner.post(f"{TICKETS}/{ticket_id}/respostas", {"mensagem": "x"}, format="json")
     for reply in ("customer_reply", "agent_reply", "note"):
-        partner.patch(f"{TICKETS}/{ticket_id}/respostas/{foreign[reply].pk}", {"mensagem": "x"}, format="json")
-        partner.patch(f"{TICKETS}/{own_ticket.pk}/respostas/{foreign[reply].pk}", {"mensagem": "x"}, format="json")
+        partner.patch(f"{TICKETS}/{ticket_id}/respostas/{foreign_data[reply].pk}", {"mensagem": "x"}, format="json")
+        partner.patch(f"{TICKETS}/{own_ticket.pk}/respostas/{foreign_data[reply].pk}", {"mensagem": "x"}, format="json")
     partner.get(TICKETS, {"busca": MARKER})
     partner.get("/api/v1/atendentes")
 
-    assert snapshot(other_organization) == before
+    assert organization_snapshot(other_organization) == before
 
 
-def test_isolation_holds_in_the_other_direction_too(other_partner, own_ticket, foreign):
+def test_isolation_holds_in_the_other_direction_too(other_partner, own_ticket, foreign_data):
     response = other_partner.get(TICKETS)
 
-    assert sorted(listed_ids(response)) == sorted([str(foreign["ticket"].pk), str(foreign["second_ticket"].pk)])
+    assert sorted(listed_ids(response)) == sorted(
+        [str(foreign_data["ticket"].pk), str(foreign_data["second_ticket"].pk)]
+    )
     assert other_partner.get(f"{TICKETS}/{own_ticket.pk}").json() == TICKET_NOT_FOUND

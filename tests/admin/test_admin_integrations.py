@@ -1,38 +1,26 @@
 """Credentials, webhooks, deliveries and agents in the admin, written through the same services as the API."""
 
 import hashlib
-import io
 import re
-import socket
 
 import pytest
 from django.contrib.auth.models import Permission
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from PIL import Image
-from rest_framework.test import APIClient
 
 from helpdesk.models import Agent, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
 from integrations import delivery as delivery_module
-from integrations import events, webhook_urls
+from integrations import events
 from integrations.delivery import AttemptOutcome, delivery_attempt
 from integrations.models import ApiCredential, DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
-from integrations.services import credential_create, webhook_create
-from tests.factories import PASSWORD, make_agent
+from integrations.services import credential_create
+from tests.assertions import bearer_client, run_admin_action
+from tests.contract import ALL_EVENTS, KEY_RE, NOT_AUTHENTICATED
+from tests.factories import PASSWORD, make_agent, make_webhook, png_bytes
 
-KEY_RE = re.compile(r"hdk_live_[0-9A-Za-z]{40}")
 SECRET_RE = re.compile(r"whsec_[A-Za-z0-9+/]{43}=")
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
-NOT_AUTHENTICATED = {
-    "success": False,
-    "message": "Não autenticado.",
-    "status": 401,
-    "data": None,
-    "errors": {"field": "api_key", "message": "Credencial ausente, inválida ou revogada."},
-}
-PUBLIC_ADDRESS = "93.184.216.34"
 
 
 def admin_url(model_name: str, view: str, *args) -> str:
@@ -45,53 +33,13 @@ def shown_messages(response) -> list[str]:
 
 
 def partner_get(key: str, path: str = "/api/v1/tickets"):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return client.get(path)
-
-
-def run_action(client, model_name: str, action: str, objects):
-    return client.post(
-        admin_url(model_name, "changelist"),
-        {"action": action, "_selected_action": [str(obj.pk) for obj in objects], "index": "0"},
-        follow=True,
-    )
-
-
-@pytest.fixture
-def admin_user(organization) -> User:
-    return organization.users.get(is_staff=True)
-
-
-@pytest.fixture
-def staff(client, admin_user):
-    client.force_login(admin_user)
-    return client
-
-
-@pytest.fixture
-def insecure_webhook_urls(settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
-
-
-@pytest.fixture
-def resolver(monkeypatch, settings):
-    """Production rules, with DNS stubbed: hooks.example.com is public, interno.example.com is private."""
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-    addresses = {"hooks.example.com": [PUBLIC_ADDRESS], "interno.example.com": ["10.0.0.7"], "127.0.0.1": ["127.0.0.1"]}
-
-    def resolve(host, port):
-        if host not in addresses:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return addresses[host]
-
-    monkeypatch.setattr(webhook_urls, "resolve_host", resolve)
+    return bearer_client(key).get(path)
 
 
 # --- API credentials -----------------------------------------------------------------------------
 
 
-def test_credential_add_shows_the_key_once_and_it_works(staff, organization, admin_user):
+def test_credential_add_shows_the_key_once_and_it_works(staff, organization, admin):
     response = staff.post(admin_url("apicredential", "add"), {"name": "ERP", "_save": "Salvar"}, follow=True)
 
     assert response.status_code == 200
@@ -106,7 +54,7 @@ def test_credential_add_shows_the_key_once_and_it_works(staff, organization, adm
     assert (credential.organization, credential.name, credential.created_by, credential.is_active) == (
         organization,
         "ERP",
-        admin_user,
+        admin,
         True,
     )
     assert credential.key_prefix == key[:12]
@@ -144,7 +92,7 @@ def test_revoke_action_revokes_and_the_key_stops_working(staff, organization):
     other, other_key = credential_create(organization=organization, name="CRM")
     assert partner_get(key).status_code == 200
 
-    response = run_action(staff, "apicredential", "revoke", [credential])
+    response = run_admin_action(staff, admin_url("apicredential", "changelist"), "revoke", [credential])
 
     assert shown_messages(response) == ["Credenciais revogadas."]
     credential.refresh_from_db()
@@ -208,14 +156,14 @@ def test_webhook_add_shows_the_secret_once(staff, organization, insecure_webhook
         assert secret not in page.content.decode()
 
 
-def test_webhook_add_with_public_https_url(staff, resolver):
+def test_webhook_add_with_public_https_url(staff, example_dns):
     response = staff.post(admin_url("webhook", "add"), webhook_form(), follow=True)
 
     assert response.redirect_chain == [(admin_url("webhook", "changelist"), 302)]
     assert Webhook.objects.get().url == "https://hooks.example.com/erp"
 
 
-def test_webhook_added_inactive_stays_inactive(staff, resolver):
+def test_webhook_added_inactive_stays_inactive(staff, example_dns):
     response = staff.post(admin_url("webhook", "add"), webhook_form(is_active=""), follow=True)
 
     assert response.status_code == 200
@@ -241,7 +189,7 @@ def test_webhook_added_inactive_stays_inactive(staff, resolver):
     ],
     ids=["http", "private-host", "loopback", "unresolvable", "no-events", "unknown-event", "blank-name"],
 )
-def test_webhook_add_validation_errors_show_on_the_form_and_nothing_is_written(staff, resolver, overrides, errors):
+def test_webhook_add_validation_errors_show_on_the_form_and_nothing_is_written(staff, example_dns, overrides, errors):
     data = webhook_form(**overrides)
     if overrides.get("events") == []:
         del data["events"]
@@ -256,7 +204,7 @@ def test_webhook_add_validation_errors_show_on_the_form_and_nothing_is_written(s
 
 def test_webhook_add_beyond_the_limit_is_a_form_error(staff, organization, insecure_webhook_urls):
     for n in range(10):
-        webhook_create(organization=organization, name=f"Hook {n}", url=f"http://127.0.0.1:9/{n}", events=ALL_EVENTS)
+        make_webhook(organization, name=f"Hook {n}", url=f"http://127.0.0.1:9/{n}")
     staff.raise_request_exception = False  # a crash must show as the status the user gets
 
     response = staff.post(admin_url("webhook", "add"), webhook_form(url="http://127.0.0.1:9/extra"))
@@ -266,10 +214,8 @@ def test_webhook_add_beyond_the_limit_is_a_form_error(staff, organization, insec
     assert Webhook.objects.count() == 10
 
 
-def test_webhook_change_validation_error_changes_nothing(staff, organization, resolver):
-    webhook = webhook_create(
-        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
-    )
+def test_webhook_change_validation_error_changes_nothing(staff, organization, example_dns):
+    webhook = make_webhook(organization)
     before = Webhook.objects.filter(pk=webhook.pk).values().get()
 
     response = staff.post(
@@ -284,10 +230,8 @@ def test_webhook_change_validation_error_changes_nothing(staff, organization, re
     assert Webhook.objects.filter(pk=webhook.pk).values().get() == before
 
 
-def test_regenerate_checkbox_shows_the_new_secret_once(staff, organization, resolver):
-    webhook = webhook_create(
-        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
-    )
+def test_regenerate_checkbox_shows_the_new_secret_once(staff, organization, example_dns):
+    webhook = make_webhook(organization)
     old_secret = webhook.secret
 
     response = staff.post(
@@ -305,10 +249,8 @@ def test_regenerate_checkbox_shows_the_new_secret_once(staff, organization, reso
     assert old_secret not in page
 
 
-def test_saving_without_the_checkbox_keeps_the_secret(staff, organization, resolver):
-    webhook = webhook_create(
-        organization=organization, name="ERP", url="https://hooks.example.com/erp", events=ALL_EVENTS
-    )
+def test_saving_without_the_checkbox_keeps_the_secret(staff, organization, example_dns):
+    webhook = make_webhook(organization)
 
     response = staff.post(
         admin_url("webhook", "change", webhook.pk), webhook_form(events=["ticket.resolvido"]), follow=True
@@ -321,12 +263,12 @@ def test_saving_without_the_checkbox_keeps_the_secret(staff, organization, resol
 
 
 def test_regenerate_action_shows_each_new_secret_once(staff, organization, insecure_webhook_urls):
-    first = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
-    second = webhook_create(organization=organization, name="CRM", url="http://127.0.0.1:9/crm", events=ALL_EVENTS)
-    untouched = webhook_create(organization=organization, name="BI", url="http://127.0.0.1:9/bi", events=ALL_EVENTS)
+    first = make_webhook(organization, url="http://127.0.0.1:9/erp")
+    second = make_webhook(organization, name="CRM", url="http://127.0.0.1:9/crm")
+    untouched = make_webhook(organization, name="BI", url="http://127.0.0.1:9/bi")
     old = {webhook.pk: webhook.secret for webhook in (first, second, untouched)}
 
-    response = run_action(staff, "webhook", "regenerate_secrets", [first, second])
+    response = run_admin_action(staff, admin_url("webhook", "changelist"), "regenerate_secrets", [first, second])
 
     messages = shown_messages(response)
     for webhook in (first, second):
@@ -349,14 +291,14 @@ def test_regenerate_action_shows_each_new_secret_once(staff, organization, insec
 
 @pytest.mark.parametrize("model_name", ["apicredential", "webhook", "webhookdelivery"])
 def test_staff_without_public_api_permission_is_refused(
-    staff, organization, admin_user, insecure_webhook_urls, django_capture_on_commit_callbacks, model_name
+    staff, organization, admin, insecure_webhook_urls, django_capture_on_commit_callbacks, model_name
 ):
     credential, _key = credential_create(organization=organization, name="ERP")
-    webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    webhook = make_webhook(organization, url="http://127.0.0.1:9/erp")
     with django_capture_on_commit_callbacks(execute=False):
         delivery = events.webhook_test_send(webhook=webhook)
     obj = {"apicredential": credential, "webhook": webhook, "webhookdelivery": delivery}[model_name]
-    admin_user.user_permissions.remove(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
+    admin.user_permissions.remove(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
 
     observed = {
         "changelist": staff.get(admin_url(model_name, "changelist")).status_code,
@@ -391,7 +333,7 @@ def test_staff_with_public_api_permission_sees_integrations(staff):
 @pytest.fixture
 def delivery(organization, insecure_webhook_urls, django_capture_on_commit_callbacks, monkeypatch):
     """A test delivery with one failed attempt, recorded through the delivery service (no HTTP)."""
-    webhook = webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    webhook = make_webhook(organization, url="http://127.0.0.1:9/erp")
     with django_capture_on_commit_callbacks(execute=False):
         delivery = events.webhook_test_send(webhook=webhook)
     outcome = AttemptOutcome(
@@ -449,7 +391,7 @@ def test_send_again_action_creates_a_new_delivery_of_the_same_event(
     staff, delivery, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        response = run_action(staff, "webhookdelivery", "send_again", [delivery])
+        response = run_admin_action(staff, admin_url("webhookdelivery", "changelist"), "send_again", [delivery])
 
     assert shown_messages(response) == ["1 entrega(s) enviada(s) novamente."]
     copy = WebhookDelivery.objects.exclude(pk=delivery.pk).get()
@@ -466,12 +408,6 @@ def test_send_again_action_creates_a_new_delivery_of_the_same_event(
 
 
 # --- agents -----------------------------------------------------------------------------------------
-
-
-def png_bytes() -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 def agent_form(**overrides) -> dict:
@@ -506,11 +442,11 @@ def test_agent_add_without_password_makes_a_user_who_cannot_log_in(staff):
     assert User.objects.get(email="nova@acme.test").has_usable_password() is False
 
 
-def test_agent_add_with_duplicate_email_is_a_form_error(staff, admin_user, other_organization):
+def test_agent_add_with_duplicate_email_is_a_form_error(staff, admin, other_organization):
     foreign_email = other_organization.users.get(is_staff=True).email
     users_before = User.objects.count()
 
-    for email in (admin_user.email.upper(), foreign_email):
+    for email in (admin.email.upper(), foreign_email):
         response = staff.post(admin_url("agent", "add"), agent_form(email=email))
 
         assert response.status_code == 200
@@ -576,7 +512,7 @@ def test_deactivate_and_activate_actions(staff, organization):
     second = make_agent(organization, name="Davi")
     untouched = make_agent(organization, name="Eva")
 
-    run_action(staff, "agent", "deactivate", [first, second])
+    run_admin_action(staff, admin_url("agent", "changelist"), "deactivate", [first, second])
 
     assert dict(Agent.objects.filter(organization=organization).values_list("name", "is_active")) == {
         "Administrador Acme": True,
@@ -585,7 +521,7 @@ def test_deactivate_and_activate_actions(staff, organization):
         "Eva": True,
     }
 
-    run_action(staff, "agent", "activate", [first])
+    run_admin_action(staff, admin_url("agent", "changelist"), "activate", [first])
 
     first.refresh_from_db()
     second.refresh_from_db()

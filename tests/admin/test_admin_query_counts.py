@@ -1,38 +1,21 @@
 """The ticket admin runs a fixed number of queries, however many tickets or replies it shows."""
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from tests.assertions import measured_get
+from tests.contract import TICKET_CHANGELIST
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.models import StatusCategory
 from tickets.services import ticket_update
 
-CHANGELIST = reverse("admin:tickets_ticket_changelist")
 CATEGORIES = [StatusCategory.OPEN, StatusCategory.IN_PROGRESS, StatusCategory.WAITING, StatusCategory.RESOLVED]
 
 
 @pytest.fixture
-def staff(client, organization):
-    client.force_login(organization.users.get(is_staff=True))
-    return client
-
-
-@pytest.fixture
-def agents(organization):
+def agents(organization, admin):
     """Several authors and assignees, so a per-row lookup of any of them would show."""
-    admin_agent = organization.users.get(is_staff=True).agent
-    return [admin_agent, *(make_agent(organization, name=f"Atendente {n}") for n in range(3))]
-
-
-def queries_of(client, path: str, params=None) -> list[str]:
-    # Warm-up first, so nothing done once per session or per process lands in the measurement.
-    assert client.get(path, params).status_code == 200
-    with CaptureQueriesContext(connection) as captured:
-        response = client.get(path, params)
-    assert response.status_code == 200
-    return [query["sql"] for query in captured.captured_queries]
+    return [admin.agent, *(make_agent(organization, name=f"Atendente {n}") for n in range(3))]
 
 
 def make_varied_tickets(organization, agents, count: int) -> list:
@@ -52,10 +35,10 @@ def make_varied_tickets(organization, agents, count: int) -> list:
 @pytest.mark.parametrize("params", [None, {"q": "Assunto"}, {"categoria": "aberto"}], ids=["all", "search", "filter"])
 def test_ticket_changelist_queries_do_not_grow_with_tickets(staff, organization, agents, params):
     make_varied_tickets(organization, agents, 1)
-    with_one = queries_of(staff, CHANGELIST, params)
+    with_one, _ = measured_get(staff, TICKET_CHANGELIST, params)
 
     make_varied_tickets(organization, agents, 59)
-    with_sixty = queries_of(staff, CHANGELIST, params)
+    with_sixty, _ = measured_get(staff, TICKET_CHANGELIST, params)
 
     assert len(with_sixty) == len(with_one), "\n".join(with_sixty)
 
@@ -78,7 +61,7 @@ def test_ticket_change_page_queries_do_not_grow_with_replies(staff, organization
     assert large.replies.filter(is_internal=True).count() == 13
     assert large.replies.filter(author_contact__isnull=False).count() == 14
 
-    with_one = queries_of(staff, reverse("admin:tickets_ticket_change", args=[small.pk]))
-    with_forty = queries_of(staff, reverse("admin:tickets_ticket_change", args=[large.pk]))
+    with_one, _ = measured_get(staff, reverse("admin:tickets_ticket_change", args=[small.pk]))
+    with_forty, _ = measured_get(staff, reverse("admin:tickets_ticket_change", args=[large.pk]))
 
     assert len(with_forty) == len(with_one), "\n".join(with_forty)

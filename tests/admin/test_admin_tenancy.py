@@ -120,10 +120,8 @@ DOORS = [
 ]
 DOOR_IDS = [door.model_name for door in DOORS]
 
-
-@pytest.fixture(autouse=True)
-def insecure_webhook_urls(settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+# Every test runs with both organizations seeded (insecure URLs first: the seed has an http webhook).
+pytestmark = pytest.mark.usefixtures("insecure_webhook_urls", "own", "foreign")
 
 
 def seed_organization(organization, label: str, capture_on_commit) -> dict:
@@ -167,13 +165,6 @@ def own(organization, django_capture_on_commit_callbacks):
 @pytest.fixture
 def foreign(other_organization, django_capture_on_commit_callbacks):
     return seed_organization(other_organization, MARKER, django_capture_on_commit_callbacks)
-
-
-@pytest.fixture
-def staff(client, organization, own, foreign):
-    """A logged-in client for organization A's admin user (staff, Suporte group, api_publica:gerenciar)."""
-    client.force_login(organization.users.get(is_staff=True))
-    return client
 
 
 def rows_of(organization, door: Door):
@@ -413,7 +404,7 @@ def test_ticket_cannot_be_given_other_organization_status_or_agent(staff, other_
 
 
 @pytest.fixture
-def superuser_client(client, own, foreign):
+def superuser_client(client):
     client.force_login(User.objects.create_superuser(email="root@helpdesk.test", password=PASSWORD))
     return client
 
@@ -462,7 +453,7 @@ def test_superuser_opens_any_organization_object(superuser_client, foreign, door
 
 
 @pytest.fixture
-def orphan_staff_client(client, own, foreign):
+def orphan_staff_client(client):
     """Staff, with the support staff's permissions, but no organization and not a superuser."""
     user = User.objects.create_user(email="semorg@helpdesk.test", password=PASSWORD, is_staff=True)
     user.groups.add(support_group_ensure())

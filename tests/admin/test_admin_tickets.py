@@ -5,13 +5,13 @@ from html.parser import HTMLParser
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from helpdesk.models import User
 from helpdesk.permissions import support_group_ensure
 from helpdesk.services import agent_set_active
 from integrations.models import EventKind, WebhookEvent
-from integrations.services import webhook_create
+from tests.assertions import bearer_client, run_admin_action
+from tests.contract import TICKET_CHANGELIST
 from tests.factories import (
     PASSWORD,
     make_agent,
@@ -19,14 +19,15 @@ from tests.factories import (
     make_customer_reply,
     make_key,
     make_ticket,
+    make_webhook,
     status_of,
 )
 from tickets.models import Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import RequesterData, ticket_update
 
-CHANGELIST = reverse("admin:tickets_ticket_changelist")
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
 NOT_AN_AGENT = "Somente atendentes ativos da organização podem responder."
+
+pytestmark = pytest.mark.usefixtures("insecure_webhook_urls")
 
 
 class _FormValues(HTMLParser):
@@ -57,20 +58,22 @@ class _FormValues(HTMLParser):
         if disabled and name:
             self.disabled.add(name)
         if tag == "input":
-            kind = attributes.get("type", "text")
-            if disabled or kind in ("submit", "button", "image", "reset", "file"):
-                return
-            if kind in ("checkbox", "radio"):
-                if "checked" in attributes:
-                    self._add(name, attributes.get("value") or "on")
-                return
-            self._add(name, attributes.get("value") or "")
+            self._input(name, attributes, disabled)
         elif tag == "textarea":
             self._textarea, self._text = (name, disabled), ""
         elif tag == "select":
             self._select = (name, disabled)
         elif tag == "option" and self._select and not self._select[1] and "selected" in attributes:
             self._add(self._select[0], attributes.get("value") or "")
+
+    def _input(self, name: str, attributes: dict, disabled: bool) -> None:
+        kind = attributes.get("type", "text")
+        if disabled or kind in ("submit", "button", "image", "reset", "file"):
+            return
+        if kind not in ("checkbox", "radio"):
+            self._add(name, attributes.get("value") or "")
+        elif "checked" in attributes:
+            self._add(name, attributes.get("value") or "on")
 
     def handle_data(self, data):
         if self._textarea:
@@ -126,37 +129,19 @@ def events(organization, kind: str) -> list[WebhookEvent]:
 
 
 def partner_ticket(organization, ticket: Ticket) -> dict:
-    partner = APIClient()
-    partner.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(organization)}")
-    response = partner.get(f"/api/v1/tickets/{ticket.pk}")
+    response = bearer_client(make_key(organization)).get(f"/api/v1/tickets/{ticket.pk}")
     assert response.status_code == 200
     return response.json()
 
 
-@pytest.fixture(autouse=True)
-def insecure_webhook_urls(settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
-
-
 @pytest.fixture
-def admin_user(organization) -> User:
-    return organization.users.get(is_staff=True)
-
-
-@pytest.fixture
-def own_agent(admin_user):
-    return admin_user.agent
-
-
-@pytest.fixture
-def staff(client, admin_user):
-    client.force_login(admin_user)
-    return client
+def own_agent(admin):
+    return admin.agent
 
 
 @pytest.fixture
 def webhook(organization):
-    return webhook_create(organization=organization, name="ERP", url="http://127.0.0.1:9/erp", events=ALL_EVENTS)
+    return make_webhook(organization, url="http://127.0.0.1:9/erp")
 
 
 @pytest.fixture
@@ -178,7 +163,7 @@ def test_public_reply_is_an_agent_reply_by_the_staff_user_and_emits_event(
     response = submit(staff, ticket, new_reply="  Já enviamos um técnico.  ")
 
     assert response.status_code == 302
-    assert response["Location"] == CHANGELIST
+    assert response["Location"] == TICKET_CHANGELIST
     reply = ticket.replies.get()
     assert (reply.body, reply.is_internal, reply.origin, reply.author_agent, reply.author_contact, reply.edited) == (
         "Já enviamos um técnico.",
@@ -304,12 +289,10 @@ def test_own_internal_note_can_be_edited_without_event(staff, organization, own_
 
 
 @pytest.mark.parametrize("deactivate", [True, False], ids=["inactive-agent", "no-agent-profile"])
-def test_staff_user_who_is_not_an_active_agent_cannot_reply(
-    client, organization, admin_user, webhook, ticket, deactivate
-):
+def test_staff_user_who_is_not_an_active_agent_cannot_reply(client, organization, admin, webhook, ticket, deactivate):
     if deactivate:
-        agent_set_active(agent=admin_user.agent, is_active=False)
-        user = admin_user
+        agent_set_active(agent=admin.agent, is_active=False)
+        user = admin
     else:
         user = User.objects.create_user(
             email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
@@ -373,19 +356,11 @@ def test_assignee_and_priority_change(staff, organization, webhook, ticket):
     assert ticket.assignee is None
 
 
-def run_action(client, action: str, tickets) -> object:
-    return client.post(
-        CHANGELIST,
-        {"action": action, "_selected_action": [str(t.pk) for t in tickets], "index": "0"},
-        follow=True,
-    )
-
-
 def test_resolve_action_resolves_selected_tickets(staff, organization, webhook, ticket):
     second = make_ticket(organization)
     untouched = make_ticket(organization)
 
-    response = run_action(staff, "resolve", [ticket, second])
+    response = run_admin_action(staff, TICKET_CHANGELIST, "resolve", [ticket, second])
 
     assert response.status_code == 200
     assert [str(m) for m in response.context["messages"]] == ["2 ticket(s) resolvido(s)."]
@@ -401,16 +376,16 @@ def test_resolve_action_resolves_selected_tickets(staff, organization, webhook, 
 def test_assign_to_me_action_assigns_to_the_staff_user_agent(staff, organization, own_agent, ticket):
     second = make_ticket(organization)
 
-    response = run_action(staff, "assign_to_me", [ticket, second])
+    response = run_admin_action(staff, TICKET_CHANGELIST, "assign_to_me", [ticket, second])
 
     assert [str(m) for m in response.context["messages"]] == ["2 ticket(s) atribuído(s) a você."]
     assert set(Ticket.objects.values_list("assignee", flat=True)) == {own_agent.pk}
 
 
-def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(staff, admin_user, ticket):
-    agent_set_active(agent=admin_user.agent, is_active=False)
+def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(staff, admin, ticket):
+    agent_set_active(agent=admin.agent, is_active=False)
 
-    response = run_action(staff, "assign_to_me", [ticket])
+    response = run_admin_action(staff, TICKET_CHANGELIST, "assign_to_me", [ticket])
 
     assert [str(m) for m in response.context["messages"]] == ["Somente atendentes ativos podem assumir tickets."]
     ticket.refresh_from_db()
@@ -446,7 +421,7 @@ def test_list_shows_status_badge_in_status_color(staff, organization, ticket):
         ),
     )
 
-    html = staff.get(CHANGELIST).content.decode()
+    html = staff.get(TICKET_CHANGELIST).content.decode()
 
     assert badge("#3B82F6", "Aberto") in html
     assert badge("#10B981", "Resolvido") in html
@@ -456,7 +431,7 @@ def test_list_shows_status_badge_in_status_color(staff, organization, ticket):
 
 
 def listed(client, params) -> list[Ticket]:
-    response = client.get(CHANGELIST, params)
+    response = client.get(TICKET_CHANGELIST, params)
     assert response.status_code == 200
     assert "e=1" not in response.get("Location", "")
     return list(response.context["cl"].result_list)
@@ -490,25 +465,28 @@ def assorted(organization, own_agent):
     }
 
 
-def numbers(tickets) -> list[int]:
+def numbers_of(tickets) -> list[int]:
+    """The sorted numbers of ticket objects, such as the rows of the changelist."""
     return sorted(t.number for t in tickets)
 
 
 def test_filter_by_status_category(staff, assorted):
-    assert numbers(listed(staff, {"categoria": "resolvido"})) == [assorted["resolved"].number]
-    assert numbers(listed(staff, {"categoria": "aguardando"})) == [assorted["waiting"].number]
-    assert numbers(listed(staff, {"categoria": "aberto"})) == [assorted["open"].number]
+    assert numbers_of(listed(staff, {"categoria": "resolvido"})) == [assorted["resolved"].number]
+    assert numbers_of(listed(staff, {"categoria": "aguardando"})) == [assorted["waiting"].number]
+    assert numbers_of(listed(staff, {"categoria": "aberto"})) == [assorted["open"].number]
 
 
 def test_filter_by_priority(staff, assorted):
-    assert numbers(listed(staff, {"priority__exact": "alta"})) == numbers([assorted["resolved"], assorted["waiting"]])
-    assert numbers(listed(staff, {"priority__exact": "urgente"})) == [assorted["closed"].number]
+    assert numbers_of(listed(staff, {"priority__exact": "alta"})) == numbers_of(
+        [assorted["resolved"], assorted["waiting"]]
+    )
+    assert numbers_of(listed(staff, {"priority__exact": "urgente"})) == [assorted["closed"].number]
 
 
 def test_filter_by_assignee(staff, own_agent, assorted):
-    assert numbers(listed(staff, {"atendente": str(own_agent.pk)})) == [assorted["resolved"].number]
-    assert numbers(listed(staff, {"atendente": str(assorted["colleague"].pk)})) == [assorted["waiting"].number]
-    assert numbers(listed(staff, {"atendente": "nenhum"})) == numbers([assorted["open"], assorted["closed"]])
+    assert numbers_of(listed(staff, {"atendente": str(own_agent.pk)})) == [assorted["resolved"].number]
+    assert numbers_of(listed(staff, {"atendente": str(assorted["colleague"].pk)})) == [assorted["waiting"].number]
+    assert numbers_of(listed(staff, {"atendente": "nenhum"})) == numbers_of([assorted["open"], assorted["closed"]])
 
 
 def test_assignee_filter_offers_only_own_organization_agents(
@@ -516,7 +494,7 @@ def test_assignee_filter_offers_only_own_organization_agents(
 ):
     foreign_agent = make_agent(other_organization, name="Atendente GLOBEX-CONFIDENCIAL")
 
-    response = staff.get(CHANGELIST)
+    response = staff.get(TICKET_CHANGELIST)
 
     [assignee_filter] = [
         spec for spec in response.context["cl"].filter_specs if getattr(spec, "parameter_name", None) == "atendente"
@@ -546,7 +524,7 @@ def test_assignee_filter_offers_only_own_organization_agents(
     ],
 )
 def test_search_by_number_subject_requester_email_and_external_id(staff, assorted, term, key):
-    assert numbers(listed(staff, {"q": term})) == [assorted[key].number]
+    assert numbers_of(listed(staff, {"q": term})) == [assorted[key].number]
 
 
 def test_number_search_keeps_the_active_filters(staff, assorted):
@@ -555,13 +533,13 @@ def test_number_search_keeps_the_active_filters(staff, assorted):
     found = listed(staff, {"categoria": "resolvido", "q": str(open_number)})
 
     # Ticket #1 is open: a search inside the resolved ones finds nothing.
-    assert numbers(found) == []
+    assert numbers_of(found) == []
 
 
 # --- the site ---------------------------------------------------------------------------------------
 
 
-def test_login_page_and_index_carry_the_product_title(client, admin_user):
+def test_login_page_and_index_carry_the_product_title(client, admin):
     login = client.get("/admin/login/")
 
     assert login.status_code == 200
@@ -569,7 +547,7 @@ def test_login_page_and_index_carry_the_product_title(client, admin_user):
     assert "| Helpdesk</title>" in login_html
     assert "Helpdesk — painel de atendimento" in login_html
 
-    client.force_login(admin_user)
+    client.force_login(admin)
     index = client.get("/admin/")
 
     assert index.status_code == 200

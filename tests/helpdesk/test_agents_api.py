@@ -10,18 +10,12 @@ import pytest
 from django.conf import settings
 from django.core import signing
 from django.core.files import File
-from PIL import Image
 
 from helpdesk.models import Agent
-from tests.factories import make_agent
+from tests.assertions import assert_error
+from tests.factories import make_agent, png_bytes
 
 URL = "/api/v1/atendentes"
-
-
-def png_bytes() -> bytes:
-    buffer = io.BytesIO()
-    Image.new("RGB", (4, 4), (200, 30, 30)).save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 def photo(content: bytes, name: str = "foto.png") -> File:
@@ -37,22 +31,12 @@ def item_of(response, agent: Agent) -> dict:
     return item
 
 
-def body_of(response) -> bytes:
+def content_of(response) -> bytes:
     return b"".join(response.streaming_content) if response.streaming else response.content
 
 
 def assert_signature_refused(response) -> None:
-    assert response.status_code == 403
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": "Acesso negado.",
-        "status": 403,
-        "data": None,
-        "errors": {"field": "assinatura", "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
+    assert_error(response, 403, "Acesso negado.", "assinatura")
 
 
 def avatar_url_signed_at(partner, agent: Agent, moment: float) -> str:
@@ -174,7 +158,7 @@ def test_avatar_url_is_absolute_and_serves_the_image_without_credentials(partner
     assert parsed.netloc == "testserver"
     assert response.status_code == 200
     assert response["Content-Type"] == "image/png"
-    assert body_of(response) == content
+    assert content_of(response) == content
 
 
 def test_avatar_url_does_not_expose_the_stored_file_name(partner, organization):
@@ -213,7 +197,7 @@ def test_avatar_url_is_still_valid_just_under_the_maximum_age(partner, anon_clie
     response = anon_client.get(avatar_url)
 
     assert response.status_code == 200
-    assert body_of(response) == content
+    assert content_of(response) == content
 
 
 def test_expired_avatar_url_is_403(partner, anon_client, organization):

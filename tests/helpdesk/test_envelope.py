@@ -5,63 +5,32 @@ import uuid
 
 import pytest
 
+from tests.assertions import row_counts
+from tests.contract import TICKET_BODY, error_envelope
 from tests.factories import make_customer_reply, make_ticket
 from tickets.models import Contact, Reply, Ticket
 
 TICKETS = "/api/v1/tickets"
-TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
-ROUTE_NOT_FOUND = {
-    "success": False,
-    "message": "Rota não encontrada.",
-    "status": 404,
-    "data": None,
-    "errors": {"field": "path", "message": "Não existe recurso neste endereço."},
-}
-METHOD_NOT_ALLOWED = {
-    "success": False,
-    "message": "Método não permitido.",
-    "status": 405,
-    "data": None,
-    "errors": {"field": "method", "message": "O método HTTP não é aceito neste endereço."},
-}
-UNSUPPORTED_MEDIA_TYPE = {
-    "success": False,
-    "message": "Tipo de mídia não suportado.",
-    "status": 415,
-    "data": None,
-    "errors": {"field": "Content-Type", "message": "Envie o corpo como application/json."},
-}
+ROUTE_NOT_FOUND = error_envelope(404, "Rota não encontrada.", "path", "Não existe recurso neste endereço.")
+METHOD_NOT_ALLOWED = error_envelope(
+    405, "Método não permitido.", "method", "O método HTTP não é aceito neste endereço."
+)
+UNSUPPORTED_MEDIA_TYPE = error_envelope(
+    415, "Tipo de mídia não suportado.", "Content-Type", "Envie o corpo como application/json."
+)
 NOT_UTF8_JSON = "O corpo da requisição não é um JSON válido em UTF-8."
 NOT_AN_OBJECT = "O corpo da requisição deve ser um objeto JSON."
-PAYLOAD_TOO_LARGE = {
-    "success": False,
-    "message": "Corpo da requisição muito grande.",
-    "status": 413,
-    "data": None,
-    "errors": {"field": "body", "message": "O corpo da requisição excede 1 MiB."},
-}
-INTERNAL_ERROR = {
-    "success": False,
-    "message": "Erro interno do servidor.",
-    "status": 500,
-    "data": None,
-    "errors": {"field": "server", "message": "Ocorreu um erro inesperado. Tente novamente."},
-}
+PAYLOAD_TOO_LARGE = error_envelope(
+    413, "Corpo da requisição muito grande.", "body", "O corpo da requisição excede 1 MiB."
+)
+INTERNAL_ERROR = error_envelope(
+    500, "Erro interno do servidor.", "server", "Ocorreu um erro inesperado. Tente novamente."
+)
 ONE_MIB = 1024 * 1024
 
 
 def bad_json(detail: str) -> dict:
-    return {
-        "success": False,
-        "message": "JSON inválido.",
-        "status": 400,
-        "data": None,
-        "errors": {"field": "body", "message": detail},
-    }
-
-
-def row_counts() -> tuple[int, int, int]:
-    return Ticket.objects.count(), Contact.objects.count(), Reply.objects.count()
+    return error_envelope(400, "JSON inválido.", "body", detail)
 
 
 def assert_json(response):
@@ -99,7 +68,7 @@ def test_unknown_route_is_a_404_envelope_for_any_method(partner):
 
     assert response.status_code == 404
     assert response.json() == ROUTE_NOT_FOUND
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_unknown_route_is_a_404_envelope_without_credentials(anon_client, db):
@@ -160,7 +129,7 @@ def test_body_that_is_not_json_media_type_is_a_415_envelope(partner, body, conte
     assert response.status_code == 415
     assert response.json() == UNSUPPORTED_MEDIA_TYPE
     assert_json(response)
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_multipart_body_is_a_415_envelope(partner):
@@ -168,7 +137,7 @@ def test_multipart_body_is_a_415_envelope(partner):
 
     assert response.status_code == 415
     assert response.json() == UNSUPPORTED_MEDIA_TYPE
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_json_content_type_with_charset_parameter_is_accepted(partner):
@@ -222,7 +191,7 @@ def test_malformed_or_non_object_json_is_a_400_on_field_body(partner, body, deta
     assert response.status_code == 400
     assert response.json() == bad_json(detail)
     assert_json(response)
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_empty_body_where_a_json_object_is_expected_is_a_400_on_field_body(partner):
@@ -236,7 +205,7 @@ def test_empty_body_where_a_json_object_is_expected_is_a_400_on_field_body(partn
         "data": None,
         "errors": {"field": "body", "message": "O corpo da requisição está vazio."},
     }
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_api_without_trailing_slash_is_a_json_404(anon_client):
@@ -254,7 +223,7 @@ def test_body_over_1_mib_with_an_idempotency_key_is_a_413_not_a_500(partner):
 
     assert response.status_code == 413
     assert response.json()["errors"]["field"] == "body"
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_deeply_nested_json_is_a_400_on_field_body_not_a_500(partner):
@@ -266,7 +235,7 @@ def test_deeply_nested_json_is_a_400_on_field_body_not_a_500(partner):
     assert response.status_code == 400
     body = response.json()
     assert (body["message"], body["status"], body["errors"]["field"]) == ("JSON inválido.", 400, "body")
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_body_over_one_mebibyte_is_a_413_on_field_body(partner):
@@ -277,7 +246,7 @@ def test_body_over_one_mebibyte_is_a_413_on_field_body(partner):
     assert response.status_code == 413
     assert response.json() == PAYLOAD_TOO_LARGE
     assert_json(response)
-    assert row_counts() == (0, 0, 0)
+    assert row_counts() == {"tickets": 0, "contacts": 0, "replies": 0}
 
 
 def test_reply_body_over_one_mebibyte_is_a_413_on_field_body(partner, organization):

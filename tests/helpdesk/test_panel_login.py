@@ -2,12 +2,9 @@
 
 import base64
 import json
-import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from types import SimpleNamespace
 
-import django_ratelimit.core
 import jwt
 import pytest
 from django.conf import settings
@@ -15,9 +12,8 @@ from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
-from helpdesk.models import User
 from integrations.models import ApiCredential
-from tests.assertions import assert_error, assert_validation_error
+from tests.assertions import assert_error, assert_validation_error, bearer_client
 from tests.factories import PASSWORD
 
 LOGIN = "/api/auth/login"
@@ -25,11 +21,6 @@ REFRESH = "/api/auth/refresh"
 PANEL = "/api/api-keys"
 
 TOKEN_FIELDS = {"access_token", "refresh_token", "token_type", "expires_in", "usuario"}
-
-
-def admin_of(organization) -> User:
-    """The admin made by make_organization: staff, agent, holds api_publica:gerenciar."""
-    return User.objects.get(organization=organization, is_staff=True)
 
 
 def post_login(client: APIClient, email, senha, **extra):
@@ -40,12 +31,6 @@ def login(email: str, password: str = PASSWORD) -> dict:
     response = post_login(APIClient(), email, password)
     assert response.status_code == 200, response.json()
     return response.json()["data"]
-
-
-def bearer(token: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return client
 
 
 def refresh(refresh_token) -> object:
@@ -62,18 +47,6 @@ def b64url(data: dict) -> str:
 
 def claims_of(token: str) -> dict:
     return jwt.decode(token, options={"verify_signature": False})
-
-
-@pytest.fixture
-def admin(organization) -> User:
-    return admin_of(organization)
-
-
-@pytest.fixture
-def frozen_rate_limit_clock(monkeypatch):
-    """django-ratelimit counts in fixed windows; a window ending mid-test would reset the count."""
-    now = time.time()
-    monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: now))
 
 
 # --- Login ----------------------------------------------------------------
@@ -111,7 +84,7 @@ def test_login_access_token_is_hs256_and_lives_900_seconds(admin):
 def test_login_access_token_opens_the_panel(admin):
     tokens = login(admin.email)
 
-    response = bearer(tokens["access_token"]).get(PANEL)
+    response = bearer_client(tokens["access_token"]).get(PANEL)
 
     assert response.status_code == 200
     assert response.json()["message"] == "Credenciais listadas."
@@ -211,7 +184,7 @@ def test_refresh_returns_new_tokens(admin):
     assert data["expires_in"] == 900
     assert data["usuario"]["id"] == str(admin.pk)
     assert data["refresh_token"] != tokens["refresh_token"]
-    assert bearer(data["access_token"]).get(PANEL).status_code == 200
+    assert bearer_client(data["access_token"]).get(PANEL).status_code == 200
     assert refresh(data["refresh_token"]).status_code == 200
 
 
@@ -260,21 +233,21 @@ def test_panel_endpoint_without_authorization_header_is_401(anon_client, db):
 
 
 def test_panel_endpoint_with_a_garbage_bearer_is_401(db):
-    assert_token_refused(bearer("garbage").get(PANEL))
+    assert_token_refused(bearer_client("garbage").get(PANEL))
 
 
 def test_panel_endpoint_refuses_a_token_signed_with_another_key(admin):
     claims = claims_of(login(admin.email)["access_token"])
     forged = jwt.encode(claims, "outra-chave-que-nao-e-a-do-servico-0123456789", algorithm="HS256")
 
-    assert_token_refused(bearer(forged).get(PANEL))
+    assert_token_refused(bearer_client(forged).get(PANEL))
 
 
 def test_panel_endpoint_refuses_an_unsigned_alg_none_token(admin):
     claims = claims_of(login(admin.email)["access_token"])
     unsigned = f"{b64url({'alg': 'none', 'typ': 'JWT'})}.{b64url(claims)}."
 
-    assert_token_refused(bearer(unsigned).get(PANEL))
+    assert_token_refused(bearer_client(unsigned).get(PANEL))
 
 
 def test_panel_endpoint_refuses_an_expired_token(admin):
@@ -287,7 +260,7 @@ def test_panel_endpoint_refuses_an_expired_token(admin):
     )
     expired = jwt.encode(claims, settings.SIMPLE_JWT["SIGNING_KEY"], algorithm="HS256")
 
-    assert_token_refused(bearer(expired).get(PANEL))
+    assert_token_refused(bearer_client(expired).get(PANEL))
 
 
 def test_a_token_signed_with_the_real_key_is_accepted(admin):
@@ -295,19 +268,19 @@ def test_a_token_signed_with_the_real_key_is_accepted(admin):
     claims = claims_of(login(admin.email)["access_token"])
     resigned = jwt.encode(claims, settings.SIMPLE_JWT["SIGNING_KEY"], algorithm="HS256")
 
-    assert bearer(resigned).get(PANEL).status_code == 200
+    assert bearer_client(resigned).get(PANEL).status_code == 200
 
 
 def test_panel_endpoint_refuses_a_refresh_token_as_access_token(admin):
     tokens = login(admin.email)
 
-    assert_token_refused(bearer(tokens["refresh_token"]).get(PANEL))
+    assert_token_refused(bearer_client(tokens["refresh_token"]).get(PANEL))
 
 
 def test_panel_endpoint_refuses_a_partner_api_key(api_key):
     count = ApiCredential.objects.count()
 
-    assert_token_refused(bearer(api_key).get(PANEL))
+    assert_token_refused(bearer_client(api_key).get(PANEL))
     assert ApiCredential.objects.count() == count
 
 
@@ -316,31 +289,31 @@ def test_panel_endpoint_refuses_a_partner_api_key(api_key):
 
 def test_password_change_revokes_access_and_refresh_tokens_at_once(admin):
     tokens = login(admin.email)
-    assert bearer(tokens["access_token"]).get(PANEL).status_code == 200
+    assert bearer_client(tokens["access_token"]).get(PANEL).status_code == 200
 
     admin.set_password("outra-Senha-forte-987")
     admin.save()
 
-    assert_token_refused(bearer(tokens["access_token"]).get(PANEL))
+    assert_token_refused(bearer_client(tokens["access_token"]).get(PANEL))
     assert_token_refused(refresh(tokens["refresh_token"]))
     assert BlacklistedToken.objects.count() == 0
 
 
 def test_deactivating_the_user_revokes_access_and_refresh_tokens_at_once(admin):
     tokens = login(admin.email)
-    assert bearer(tokens["access_token"]).get(PANEL).status_code == 200
+    assert bearer_client(tokens["access_token"]).get(PANEL).status_code == 200
 
     admin.is_active = False
     admin.save()
 
-    assert_token_refused(bearer(tokens["access_token"]).get(PANEL))
+    assert_token_refused(bearer_client(tokens["access_token"]).get(PANEL))
     assert_token_refused(refresh(tokens["refresh_token"]))
     assert BlacklistedToken.objects.count() == 0
 
 
 def test_permissions_are_read_from_the_database_not_from_the_token(admin):
     tokens = login(admin.email)
-    client = bearer(tokens["access_token"])
+    client = bearer_client(tokens["access_token"])
     assert client.get(PANEL).status_code == 200
 
     admin.user_permissions.remove(Permission.objects.get(codename="gerenciar_api_publica"))
@@ -351,4 +324,4 @@ def test_permissions_are_read_from_the_database_not_from_the_token(admin):
 def test_a_plain_agent_token_is_refused_on_management_with_403(agent):
     tokens = login(agent.user.email)
 
-    assert_error(bearer(tokens["access_token"]).get(PANEL), 403, "Acesso negado.", "permissao")
+    assert_error(bearer_client(tokens["access_token"]).get(PANEL), 403, "Acesso negado.", "permissao")

@@ -12,18 +12,11 @@ from rest_framework.test import APIClient
 from integrations.keys import generate_key, key_digest
 from integrations.models import ApiCredential
 from integrations.services import credential_revoke
-from tests.factories import make_key, make_ticket
+from tests.contract import NOT_AUTHENTICATED, TICKET_BODY
+from tests.factories import credential_of, make_key, make_ticket
 from tickets.models import Contact, Ticket
 
 TICKETS = "/api/v1/tickets"
-NOT_AUTHENTICATED = {
-    "success": False,
-    "message": "Não autenticado.",
-    "status": 401,
-    "data": None,
-    "errors": {"field": "api_key", "message": "Credencial ausente, inválida ou revogada."},
-}
-TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
 
 
 def client_with(authorization: str | None) -> APIClient:
@@ -35,10 +28,6 @@ def client_with(authorization: str | None) -> APIClient:
 
 def basic(user: str, password: str = "") -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-
-
-def credential_of(key: str) -> ApiCredential:
-    return ApiCredential.objects.get(key_digest=key_digest(key))
 
 
 def wrong_checksum(key: str) -> str:

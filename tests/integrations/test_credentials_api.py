@@ -2,72 +2,26 @@
 
 import hashlib
 import logging
-import re
 import uuid
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
-from helpdesk.models import User
-from integrations.keys import key_digest
 from integrations.models import ApiCredential
 from integrations.services import credential_create
-from tests.assertions import assert_error, assert_validation_error
-from tests.factories import PASSWORD, make_key
+from tests.assertions import api_timestamp, assert_error, assert_validation_error, bearer_client, panel_client
+from tests.contract import KEY_RE
+from tests.factories import admin_of, credential_of, make_key
 
 URL = "/api/api-keys"
 TICKETS = "/api/v1/tickets"
 CREATED_MESSAGE = "Credencial criada. Guarde a chave: ela não será exibida novamente."
 CREDENTIAL_FIELDS = {"id", "nome", "key_prefix", "ativa", "ultimo_uso_em", "revogado_em", "criado_por", "criado_em"}
-KEY_RE = re.compile(r"hdk_live_[0-9A-Za-z]{40}")
-
-
-def admin_of(organization) -> User:
-    """The admin made by make_organization: staff, agent, holds api_publica:gerenciar."""
-    return User.objects.get(organization=organization, is_staff=True)
-
-
-def panel_client(user: User) -> APIClient:
-    """Logs in through the HTTP endpoint, as a panel front end does."""
-    client = APIClient()
-    response = client.post("/api/auth/login", {"email": user.email, "senha": PASSWORD}, format="json")
-    assert response.status_code == 200, response.json()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {response.json()['data']['access_token']}")
-    return client
-
-
-def partner_client(key: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return client
 
 
 def detail_url(credential_id) -> str:
     return f"{URL}/{credential_id}"
-
-
-def credential_of(key: str) -> ApiCredential:
-    return ApiCredential.objects.get(key_digest=key_digest(key))
-
-
-def timestamp(value) -> str | None:
-    """A datetime as the API renders it: ISO 8601 in UTC with a trailing Z."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-@pytest.fixture
-def admin(organization) -> User:
-    return admin_of(organization)
-
-
-@pytest.fixture
-def manager(admin) -> APIClient:
-    """A panel client of `organization` with api_publica:gerenciar."""
-    return panel_client(admin)
 
 
 # --- List -----------------------------------------------------------------
@@ -107,22 +61,22 @@ def test_list_item_carries_exactly_the_contract_fields(manager, organization, ad
         "ultimo_uso_em": None,
         "revogado_em": None,
         "criado_por": str(admin.pk),
-        "criado_em": timestamp(credential.created_at),
+        "criado_em": api_timestamp(credential.created_at),
     }
     assert item["criado_em"].endswith("Z")
 
 
 def test_list_shows_last_use_and_revocation_timestamps(manager, organization):
     key = make_key(organization)
-    assert partner_client(key).get(TICKETS).status_code == 200
+    assert bearer_client(key).get(TICKETS).status_code == 200
     manager.delete(detail_url(credential_of(key).pk))
     credential = credential_of(key)
 
     [item] = manager.get(URL).json()["data"]
 
     assert item["ativa"] is False
-    assert item["ultimo_uso_em"] == timestamp(credential.last_used_at)
-    assert item["revogado_em"] == timestamp(credential.revoked_at)
+    assert item["ultimo_uso_em"] == api_timestamp(credential.last_used_at)
+    assert item["revogado_em"] == api_timestamp(credential.revoked_at)
     assert item["ultimo_uso_em"] is not None
     assert item["revogado_em"] is not None
 
@@ -172,7 +126,7 @@ def test_create_returns_the_full_key_once(manager, organization, admin):
         "ultimo_uso_em": None,
         "revogado_em": None,
         "criado_por": str(admin.pk),
-        "criado_em": timestamp(credential.created_at),
+        "criado_em": api_timestamp(credential.created_at),
         "chave": data["chave"],
     }
     assert credential.organization_id == organization.pk
@@ -186,7 +140,7 @@ def test_create_returns_the_full_key_once(manager, organization, admin):
 def test_created_key_works_at_once_on_the_partner_api(manager):
     key = manager.post(URL, {"nome": "ERP"}, format="json").json()["data"]["chave"]
 
-    response = partner_client(key).get(TICKETS)
+    response = bearer_client(key).get(TICKETS)
 
     assert response.status_code == 200
     assert response.json()["success"] is True
@@ -274,9 +228,9 @@ def test_revoke_deactivates_the_credential_and_keeps_the_row(manager, organizati
             "key_prefix": credential.key_prefix,
             "ativa": False,
             "ultimo_uso_em": None,
-            "revogado_em": timestamp(credential.revoked_at),
+            "revogado_em": api_timestamp(credential.revoked_at),
             "criado_por": None,
-            "criado_em": timestamp(credential.created_at),
+            "criado_em": api_timestamp(credential.created_at),
         },
         "errors": [],
     }
@@ -301,7 +255,7 @@ def test_revoke_is_idempotent(manager, organization):
 
 def test_revoked_key_fails_on_the_very_next_partner_request(manager, organization):
     key = make_key(organization)
-    partner = partner_client(key)
+    partner = bearer_client(key)
     assert partner.get(TICKETS).status_code == 200
 
     assert manager.delete(detail_url(credential_of(key).pk)).status_code == 200
@@ -324,36 +278,30 @@ def test_revoke_of_an_unknown_credential_is_404(manager, organization, credentia
 # --- Permission -----------------------------------------------------------
 
 
-@pytest.fixture
-def plain_agent(agent) -> APIClient:
-    """A panel client of an agent without api_publica:gerenciar."""
-    return panel_client(agent.user)
-
-
-def test_list_without_permission_is_403(plain_agent, organization):
+def test_list_without_permission_is_403(agent_client, organization):
     make_key(organization)
 
-    assert_error(plain_agent.get(URL), 403, "Acesso negado.", "permissao")
+    assert_error(agent_client.get(URL), 403, "Acesso negado.", "permissao")
 
 
-def test_create_without_permission_is_403_and_writes_nothing(plain_agent):
-    response = plain_agent.post(URL, {"nome": "ERP"}, format="json")
+def test_create_without_permission_is_403_and_writes_nothing(agent_client):
+    response = agent_client.post(URL, {"nome": "ERP"}, format="json")
 
     assert_error(response, 403, "Acesso negado.", "permissao")
     assert ApiCredential.objects.count() == 0
 
 
-def test_revoke_without_permission_is_403_and_keeps_the_credential_active(plain_agent, organization):
+def test_revoke_without_permission_is_403_and_keeps_the_credential_active(agent_client, organization):
     key = make_key(organization)
     credential = credential_of(key)
 
-    response = plain_agent.delete(detail_url(credential.pk))
+    response = agent_client.delete(detail_url(credential.pk))
 
     assert_error(response, 403, "Acesso negado.", "permissao")
     credential.refresh_from_db()
     assert credential.is_active is True
     assert credential.revoked_at is None
-    assert partner_client(key).get(TICKETS).status_code == 200
+    assert bearer_client(key).get(TICKETS).status_code == 200
 
 
 # --- Tenancy --------------------------------------------------------------
@@ -371,7 +319,7 @@ def test_revoking_another_organizations_credential_is_404_and_changes_nothing(ma
     other_credential.refresh_from_db()
     assert other_credential.is_active is True
     assert other_credential.revoked_at is None
-    assert partner_client(other_key).get(TICKETS).status_code == 200
+    assert bearer_client(other_key).get(TICKETS).status_code == 200
 
 
 def test_list_never_shows_another_organizations_credentials(manager, organization, other_organization):
@@ -385,14 +333,14 @@ def test_list_never_shows_another_organizations_credentials(manager, organizatio
     text = response.content.decode()
     for other_id in other_ids:
         assert other_id not in text
-    other_manager = panel_client(admin_of(other_organization))
+    other_manager = panel_client(admin_of(other_organization).email)
     assert {item["id"] for item in other_manager.get(URL).json()["data"]} == other_ids
 
 
 def test_created_credential_belongs_to_the_users_organization_only(manager, organization, other_organization):
     created = manager.post(URL, {"nome": "ERP"}, format="json").json()["data"]
 
-    other_manager = panel_client(admin_of(other_organization))
+    other_manager = panel_client(admin_of(other_organization).email)
 
     assert other_manager.get(URL).json()["data"] == []
     assert_error(other_manager.delete(detail_url(created["id"])), 404, "Credencial não encontrada.", "id")

@@ -4,14 +4,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from rest_framework.test import APIClient
 
-from helpdesk.models import User
-from integrations import tasks, webhook_urls
-from integrations.events import webhook_test_send
 from integrations.models import (
     DeliveryStatus,
     EventKind,
@@ -20,11 +14,10 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from integrations.services import webhook_create, webhook_update
-from tests.assertions import assert_error, assert_validation_error, panel_client
-from tests.factories import make_agent
+from integrations.services import webhook_update
+from tests.assertions import api_timestamp, assert_error, assert_validation_error, panel_client, queries_of
+from tests.factories import make_agent, make_test_delivery, make_webhook
 
-PUBLIC_ADDRESS = "93.184.216.34"
 DELIVERY_FIELDS = {
     "id",
     "evento",
@@ -37,52 +30,12 @@ DELIVERY_FIELDS = {
     "historico",
 }
 
-
-@pytest.fixture(autouse=True)
-def environment(monkeypatch, settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-    settings.PANEL_RATE_LIMIT = "1000/m"
-    monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: [PUBLIC_ADDRESS])
-
-
-@pytest.fixture(autouse=True)
-def queued(monkeypatch) -> list[list]:
-    sent: list[list] = []
-    monkeypatch.setattr(tasks.deliver_webhook, "apply_async", lambda *, args, **options: sent.append(list(args)))
-    return sent
-
-
-@pytest.fixture
-def manager(organization) -> APIClient:
-    """The organization's admin, with api_publica:gerenciar."""
-    return panel_client(User.objects.get(organization=organization, is_staff=True).email)
-
-
-def make_webhook(organization, name="ERP") -> Webhook:
-    return webhook_create(
-        organization=organization,
-        name=name,
-        url=f"https://hooks.example.com/{name.lower()}",
-        events=["ticket.resposta_publica", "ticket.resolvido"],
-    )
+pytestmark = pytest.mark.usefixtures("example_dns", "generous_rate_limits", "queued")
 
 
 @pytest.fixture
 def webhook(organization) -> Webhook:
-    return make_webhook(organization)
-
-
-@pytest.fixture
-def other_webhook(other_organization) -> Webhook:
-    return make_webhook(other_organization, name="Globex")
-
-
-def new_delivery(webhook, created_at=None) -> WebhookDelivery:
-    delivery = webhook_test_send(webhook=webhook)
-    if created_at is not None:
-        WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=created_at)
-        delivery.refresh_from_db()
-    return delivery
+    return make_webhook(organization, events=["ticket.resposta_publica", "ticket.resolvido"])
 
 
 def add_attempts(delivery, outcomes, start) -> None:
@@ -98,10 +51,6 @@ def add_attempts(delivery, outcomes, start) -> None:
             response_excerpt=excerpt,
             succeeded=status_code is not None and 200 <= status_code < 300,
         )
-
-
-def iso(value) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
 def url_testar(webhook_id) -> str:
@@ -149,7 +98,7 @@ def test_testar_queues_a_webhook_teste_delivery(
             "tentativas": 0,
             "proxima_tentativa_em": None,
             "ultima_tentativa_em": None,
-            "criado_em": iso(delivery.created_at),
+            "criado_em": api_timestamp(delivery.created_at),
             "historico": [],
         },
         "errors": [],
@@ -176,10 +125,10 @@ def test_testar_an_inactive_webhook_is_409_and_queues_nothing(
 
 def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts(manager, organization, webhook):
     start = timezone.now().replace(microsecond=0) - timedelta(hours=1)
-    oldest = new_delivery(webhook, created_at=start)
-    retrying = new_delivery(webhook, created_at=start + timedelta(minutes=10))
-    newest = new_delivery(webhook, created_at=start + timedelta(minutes=20))
-    new_delivery(make_webhook(organization, name="CRM"))  # another webhook's log
+    oldest = make_test_delivery(webhook, created_at=start)
+    retrying = make_test_delivery(webhook, created_at=start + timedelta(minutes=10))
+    newest = make_test_delivery(webhook, created_at=start + timedelta(minutes=20))
+    make_test_delivery(make_webhook(organization, name="CRM"))  # another webhook's log
     add_attempts(
         oldest, [(500, "Resposta HTTP 500.", "erro"), (None, "Tempo esgotado (10 s).", ""), (200, "", "ok")], start
     )
@@ -217,7 +166,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
         "tentativas": 0,
         "proxima_tentativa_em": None,
         "ultima_tentativa_em": None,
-        "criado_em": iso(start + timedelta(minutes=20)),
+        "criado_em": api_timestamp(start + timedelta(minutes=20)),
         "historico": [],
     }
     assert page["data"][1] == {
@@ -226,13 +175,13 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
         "evento_id": str(retrying.event_id),
         "status": "pendente",
         "tentativas": 1,
-        "proxima_tentativa_em": iso(retry_at),
-        "ultima_tentativa_em": iso(start + timedelta(minutes=1)),
-        "criado_em": iso(start + timedelta(minutes=10)),
+        "proxima_tentativa_em": api_timestamp(retry_at),
+        "ultima_tentativa_em": api_timestamp(start + timedelta(minutes=1)),
+        "criado_em": api_timestamp(start + timedelta(minutes=10)),
         "historico": [
             {
                 "tentativa": 1,
-                "enviada_em": iso(start + timedelta(minutes=1)),
+                "enviada_em": api_timestamp(start + timedelta(minutes=1)),
                 "status_code": 503,
                 "duracao_ms": 100,
                 "erro": "Resposta HTTP 503.",
@@ -247,7 +196,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
     assert page["data"][2]["historico"] == [
         {
             "tentativa": 1,
-            "enviada_em": iso(start + timedelta(minutes=1)),
+            "enviada_em": api_timestamp(start + timedelta(minutes=1)),
             "status_code": 500,
             "duracao_ms": 100,
             "erro": "Resposta HTTP 500.",
@@ -256,7 +205,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
         },
         {
             "tentativa": 2,
-            "enviada_em": iso(start + timedelta(minutes=2)),
+            "enviada_em": api_timestamp(start + timedelta(minutes=2)),
             "status_code": None,
             "duracao_ms": 200,
             "erro": "Tempo esgotado (10 s).",
@@ -265,7 +214,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
         },
         {
             "tentativa": 3,
-            "enviada_em": iso(start + timedelta(minutes=3)),
+            "enviada_em": api_timestamp(start + timedelta(minutes=3)),
             "status_code": 200,
             "duracao_ms": 300,
             "erro": "",
@@ -277,7 +226,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
 
 def test_entregas_is_paginated(manager, webhook):
     start = timezone.now() - timedelta(hours=1)
-    deliveries = [new_delivery(webhook, created_at=start + timedelta(minutes=n)) for n in range(3)]
+    deliveries = [make_test_delivery(webhook, created_at=start + timedelta(minutes=n)) for n in range(3)]
 
     response = manager.get(deliveries_url(webhook.pk), {"por_pagina": 2, "page": 2})
 
@@ -314,7 +263,7 @@ def test_entregas_of_a_webhook_without_deliveries_is_an_empty_page(manager, webh
     ],
 )
 def test_entregas_rejects_bad_page_values_with_422(manager, webhook, params, field):
-    new_delivery(webhook)
+    make_test_delivery(webhook)
 
     response = manager.get(deliveries_url(webhook.pk), params)
 
@@ -327,7 +276,7 @@ def test_entregas_rejects_bad_page_values_with_422(manager, webhook, params, fie
 def test_reenviar_creates_a_new_delivery_of_the_same_event(
     manager, webhook, queued, django_capture_on_commit_callbacks
 ):
-    original = new_delivery(webhook)
+    original = make_test_delivery(webhook)
     add_attempts(original, [(500, "Resposta HTTP 500.", "")], timezone.now())
     WebhookDelivery.objects.filter(pk=original.pk).update(status=DeliveryStatus.FAILED, attempt_count=1)
     before = delivery_state()
@@ -355,7 +304,7 @@ def test_reenviar_creates_a_new_delivery_of_the_same_event(
             "tentativas": 0,
             "proxima_tentativa_em": None,
             "ultima_tentativa_em": None,
-            "criado_em": iso(copy.created_at),
+            "criado_em": api_timestamp(copy.created_at),
             "historico": [],
         },
         "errors": [],
@@ -367,7 +316,7 @@ def test_reenviar_creates_a_new_delivery_of_the_same_event(
 
 @pytest.mark.parametrize("entrega", [str(uuid.uuid4()), "nao-e-um-uuid"])
 def test_reenviar_an_unknown_delivery_is_404(manager, webhook, queued, entrega, django_capture_on_commit_callbacks):
-    new_delivery(webhook)
+    make_test_delivery(webhook)
     before = delivery_state()
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -379,7 +328,7 @@ def test_reenviar_an_unknown_delivery_is_404(manager, webhook, queued, entrega, 
 
 
 def test_reenviar_to_an_inactive_webhook_is_409(manager, webhook, queued, django_capture_on_commit_callbacks):
-    original = new_delivery(webhook)
+    original = make_test_delivery(webhook)
     webhook_update(webhook=webhook, is_active=False)
     before = delivery_state()
 
@@ -397,8 +346,8 @@ def test_reenviar_to_an_inactive_webhook_is_409(manager, webhook, queued, django
 def test_another_organizations_webhook_is_404_on_every_delivery_endpoint(
     manager, webhook, other_webhook, queued, django_capture_on_commit_callbacks
 ):
-    foreign = new_delivery(other_webhook)
-    mine = new_delivery(webhook)
+    foreign = make_test_delivery(other_webhook)
+    mine = make_test_delivery(webhook)
     before = delivery_state()
     events_before = WebhookEvent.objects.count()
 
@@ -429,8 +378,8 @@ def test_an_unknown_webhook_id_is_404_on_every_delivery_endpoint(manager, webhoo
 def test_a_delivery_of_another_webhook_under_mine_is_404(
     manager, organization, webhook, other_webhook, queued, django_capture_on_commit_callbacks
 ):
-    sibling_delivery = new_delivery(make_webhook(organization, name="CRM"))
-    foreign_delivery = new_delivery(other_webhook)
+    sibling_delivery = make_test_delivery(make_webhook(organization, name="CRM"))
+    foreign_delivery = make_test_delivery(other_webhook)
     before = delivery_state()
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -448,7 +397,7 @@ def test_a_delivery_of_another_webhook_under_mine_is_404(
 def test_a_user_without_permission_gets_403_on_every_delivery_endpoint(
     organization, webhook, queued, django_capture_on_commit_callbacks
 ):
-    delivery = new_delivery(webhook)
+    delivery = make_test_delivery(webhook)
     before = delivery_state()
     client = panel_client(make_agent(organization).user.email)
 
@@ -468,7 +417,7 @@ def test_a_user_without_permission_gets_403_on_every_delivery_endpoint(
 
 
 def test_without_a_token_every_delivery_endpoint_is_401(webhook, anon_client):
-    delivery = new_delivery(webhook)
+    delivery = make_test_delivery(webhook)
     before = delivery_state()
 
     responses = [
@@ -488,7 +437,7 @@ def test_without_a_token_every_delivery_endpoint_is_401(webhook, anon_client):
 def make_logged_deliveries(webhook, count: int) -> None:
     start = timezone.now() - timedelta(hours=2)
     for n in range(count):
-        delivery = new_delivery(webhook, created_at=start + timedelta(seconds=n))
+        delivery = make_test_delivery(webhook, created_at=start + timedelta(seconds=n))
         add_attempts(
             delivery, [(500, "Resposta HTTP 500.", "erro"), (502, "Resposta HTTP 502.", ""), (200, "", "ok")], start
         )
@@ -496,12 +445,8 @@ def make_logged_deliveries(webhook, count: int) -> None:
 
 
 def queries_of_list(client, webhook) -> tuple[int, dict]:
-    params = {"por_pagina": 100}
-    assert client.get(deliveries_url(webhook.pk), params).status_code == 200  # warm-up
-    with CaptureQueriesContext(connection) as captured:
-        response = client.get(deliveries_url(webhook.pk), params)
-    assert response.status_code == 200, response.content
-    return len(captured.captured_queries), response.json()["data"]
+    sql, data = queries_of(client, deliveries_url(webhook.pk), {"por_pagina": 100})
+    return len(sql), data
 
 
 def test_entregas_runs_the_same_number_of_queries_for_1_and_30_deliveries(manager, organization):

@@ -3,43 +3,27 @@
 import re
 import time
 import uuid
-from types import SimpleNamespace
 
 import pytest
 from rest_framework.test import APIClient
 
+from tests.assertions import bearer_client
+from tests.contract import TICKET_BODY, error_envelope
 from tests.factories import make_key, make_ticket
 from tickets.models import Contact, Reply, Ticket
 
 TICKETS = "/api/v1/tickets"
-TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
-RATE_LIMITED = {
-    "success": False,
-    "message": "Limite de requisições excedido.",
-    "status": 429,
-    "data": None,
-    "errors": {"field": "rate_limit", "message": "Limite excedido, tente novamente mais tarde."},
-}
+RATE_LIMITED = error_envelope(
+    429, "Limite de requisições excedido.", "rate_limit", "Limite excedido, tente novamente mais tarde."
+)
 RATELIMIT_HEADER = re.compile(r'^"parceiro";r=(\d+);t=(\d+)$')
+
+pytestmark = pytest.mark.usefixtures("frozen_rate_limit_clock")
 
 
 @pytest.fixture(autouse=True)
 def three_a_minute(settings):
     settings.PARTNER_RATE_LIMIT = "3/m"
-
-
-@pytest.fixture(autouse=True)
-def clock(monkeypatch):
-    """Freezes django-ratelimit's clock so a test never straddles a window boundary."""
-    now = SimpleNamespace(value=float(int(time.time())))
-    monkeypatch.setattr("django_ratelimit.core.time", SimpleNamespace(time=lambda: now.value))
-    return now
-
-
-def client_for(key: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return client
 
 
 def seconds_to_reset(response) -> int:
@@ -120,15 +104,15 @@ def test_429_carries_retry_after_and_the_rate_limit_headers(partner):
     assert 1 <= int(response["Retry-After"]) <= 60
 
 
-def test_requests_stay_limited_until_the_window_ends(partner, clock):
+def test_requests_stay_limited_until_the_window_ends(partner, frozen_rate_limit_clock):
     for _ in range(3):
         partner.get(TICKETS)
     limited = partner.get(TICKETS)
     reset_in = seconds_to_reset(limited)
 
-    clock.value += reset_in
+    frozen_rate_limit_clock.value += reset_in
     still_limited = partner.get(TICKETS)
-    clock.value += 1
+    frozen_rate_limit_clock.value += 1
     next_window = partner.get(TICKETS)
 
     assert still_limited.status_code == 429
@@ -139,7 +123,7 @@ def test_requests_stay_limited_until_the_window_ends(partner, clock):
 def test_limit_is_per_credential_not_per_organization(partner, organization):
     for _ in range(4):
         partner.get(TICKETS)
-    second_key = client_for(make_key(organization, name="Segunda"))
+    second_key = bearer_client(make_key(organization, name="Segunda"))
 
     response = second_key.get(TICKETS)
 
@@ -183,7 +167,7 @@ def test_rate_limited_reply_creates_nothing(partner, organization):
 
 
 def test_unauthenticated_requests_do_not_spend_a_credentials_budget(partner, api_key):
-    stranger = client_for(api_key[:-1] + ("A" if api_key[-1] != "A" else "B"))
+    stranger = bearer_client(api_key[:-1] + ("A" if api_key[-1] != "A" else "B"))
     for _ in range(5):
         assert stranger.get(TICKETS).status_code == 401
 

@@ -15,7 +15,6 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from integrations import delivery as delivery_module
 from integrations import tasks, webhook_urls
 from integrations.delivery import deliveries_claim_due, delivery_attempt, delivery_claim
-from integrations.events import webhook_test_send
 from integrations.models import (
     DeliveryStatus,
     EventKind,
@@ -24,11 +23,13 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from integrations.services import webhook_create, webhook_delete, webhook_update
-from tests.factories import make_agent_reply, make_ticket
+from integrations.services import webhook_delete, webhook_update
+from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
 
 URL = "http://127.0.0.1:9/helpdesk"
 STEP_SECONDS = 0.25  # what each fake POST "takes", exact in binary floating point
+
+pytestmark = pytest.mark.usefixtures("queued")
 
 
 class FakeClock:
@@ -115,13 +116,6 @@ def delivery_settings(settings):
     settings.WEBHOOK_REQUEUE_AFTER = 60.0
 
 
-@pytest.fixture(autouse=True)
-def queued(monkeypatch) -> list[list]:
-    sent: list[list] = []
-    monkeypatch.setattr(tasks.deliver_webhook, "apply_async", lambda *, args, **options: sent.append(list(args)))
-    return sent
-
-
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
     fake = FakeClock(int(timezone.now().timestamp()))
@@ -136,13 +130,9 @@ def http(monkeypatch, clock) -> FakeHTTP:
     return fake
 
 
-def make_webhook(organization, name="ERP", url=URL, events=None) -> Webhook:
-    return webhook_create(organization=organization, name=name, url=url, events=events or ["ticket.resposta_publica"])
-
-
 @pytest.fixture
 def webhook(organization) -> Webhook:
-    return make_webhook(organization)
+    return make_webhook(organization, url=URL, events=["ticket.resposta_publica"])
 
 
 @pytest.fixture
@@ -150,10 +140,6 @@ def delivery(organization, agent, webhook) -> WebhookDelivery:
     """The pending delivery of a real ticket.resposta_publica event."""
     make_agent_reply(make_ticket(organization), agent, body="Olá Maria, o pedido sai hoje.")
     return WebhookDelivery.objects.select_related("event", "webhook").get()
-
-
-def new_delivery(webhook) -> WebhookDelivery:
-    return webhook_test_send(webhook=webhook)
 
 
 def attempt(delivery_row: WebhookDelivery, expected_attempts: int | None = None):
@@ -269,7 +255,7 @@ def test_standard_webhooks_headers_verify_with_the_standardwebhooks_library(deli
     assert verified == json.loads(delivery.event.body)
     assert len(call["headers"]["webhook-signature"].split(" ")) == 1
     with pytest.raises(WebhookVerificationError):
-        StandardWebhook(make_webhook(delivery.webhook.organization, name="Outro").secret).verify(
+        StandardWebhook(make_webhook(delivery.webhook.organization, name="Outro", url=URL).secret).verify(
             call["body"], call["headers"]
         )
     with pytest.raises(WebhookVerificationError):
@@ -366,9 +352,9 @@ def test_a_redirect_is_a_failure_and_is_not_followed(delivery, http, status_code
 def test_410_fails_the_delivery_deactivates_the_webhook_and_cancels_its_pending_deliveries(
     organization, delivery, webhook, http
 ):
-    sibling = new_delivery(webhook)
-    other_webhook = make_webhook(organization, name="Outro")
-    unrelated = new_delivery(other_webhook)
+    sibling = make_test_delivery(webhook)
+    other_webhook = make_webhook(organization, name="Outro", url=URL)
+    unrelated = make_test_delivery(other_webhook)
     http.respond(FakeResponse(410, b"gone"))
 
     attempt(delivery)
@@ -450,7 +436,7 @@ def test_the_url_is_checked_again_at_delivery_time(organization, http, monkeypat
     settings.WEBHOOK_ALLOW_INSECURE_URLS = False
     monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: ["93.184.216.34"])
     webhook = make_webhook(organization, url="https://hooks.example.com/helpdesk")
-    row = new_delivery(webhook)
+    row = make_test_delivery(webhook)
     monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: ["10.0.0.5"])
 
     attempt(row)
@@ -568,7 +554,7 @@ def test_a_deactivated_webhooks_pending_delivery_is_cancelled_at_claim(delivery,
 
 
 def test_deactivating_a_webhook_cancels_its_pending_deliveries_only(delivery, webhook, http):
-    succeeded = new_delivery(webhook)
+    succeeded = make_test_delivery(webhook)
     http.respond(FakeResponse(200))
     attempt(succeeded)
 
@@ -581,7 +567,7 @@ def test_deactivating_a_webhook_cancels_its_pending_deliveries_only(delivery, we
 
 
 def test_a_deleted_webhooks_deliveries_are_gone(organization, delivery, webhook, http):
-    other = make_webhook(organization, name="Outro")
+    other = make_webhook(organization, name="Outro", url=URL)
     kept = WebhookDelivery.objects.create(webhook=other, event=delivery.event)
     http.respond(FakeResponse(500))
     attempt(delivery)
@@ -601,7 +587,9 @@ def test_a_deleted_webhooks_deliveries_are_gone(organization, delivery, webhook,
 
 def test_claim_due_returns_due_pending_deliveries_and_expired_leases(webhook, http):
     now = timezone.now()
-    rows = {name: new_delivery(webhook) for name in ("due", "expired", "future", "leased", "done", "failed", "gone")}
+    rows = {
+        name: make_test_delivery(webhook) for name in ("due", "expired", "future", "leased", "done", "failed", "gone")
+    }
     updates = {
         "due": {"status": DeliveryStatus.PENDING, "next_attempt_at": now - timedelta(seconds=5), "attempt_count": 1},
         "expired": {
@@ -638,7 +626,7 @@ def test_claim_due_returns_due_pending_deliveries_and_expired_leases(webhook, ht
 
 
 def test_claimed_due_deliveries_can_be_attempted_with_the_returned_count(webhook, http):
-    row = new_delivery(webhook)
+    row = make_test_delivery(webhook)
     http.respond(FakeResponse(500), FakeResponse(200))
     attempt(row, 0)
     WebhookDelivery.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
@@ -651,8 +639,8 @@ def test_claimed_due_deliveries_can_be_attempted_with_the_returned_count(webhook
 
 
 def test_dispatch_task_queues_each_due_delivery_once(webhook, queued):
-    due = new_delivery(webhook)
-    new_delivery(webhook)  # not due yet
+    due = make_test_delivery(webhook)
+    make_test_delivery(webhook)  # not due yet
     WebhookDelivery.objects.filter(pk=due.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
 
     assert tasks.dispatch_due_deliveries() == 1
@@ -672,7 +660,7 @@ def test_deliver_task_makes_one_attempt(delivery, http):
 
 
 def test_test_event_delivery_carries_its_kind(webhook, http):
-    row = new_delivery(webhook)
+    row = make_test_delivery(webhook)
     http.respond(FakeResponse(200))
 
     attempt(row)
@@ -693,7 +681,7 @@ def test_after_regeneration_both_secrets_sign_until_the_previous_one_expires(web
     webhook_update(webhook=webhook, regenerate_secret=True)
     new_secret = Webhook.objects.get(pk=webhook.pk).secret
     assert new_secret != old_secret
-    during = new_delivery(webhook)
+    during = make_test_delivery(webhook)
     http.respond(FakeResponse(200), FakeResponse(200))
 
     attempt(during)
@@ -709,7 +697,7 @@ def test_after_regeneration_both_secrets_sign_until_the_previous_one_expires(web
         assert StandardWebhook(secret).verify(call["body"], call["headers"]) == json.loads(call["body"])
 
     Webhook.objects.filter(pk=webhook.pk).update(previous_secret_expires_at=timezone.now() - timedelta(seconds=1))
-    after = new_delivery(webhook)
+    after = make_test_delivery(webhook)
     attempt(after)
 
     call = http.calls[1]

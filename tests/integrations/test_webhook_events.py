@@ -2,68 +2,21 @@
 
 import json
 import re
-from datetime import datetime
 
 import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from integrations import webhook_urls
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
-from integrations.services import webhook_create, webhook_update
-from integrations.tasks import deliver_webhook
-from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
+from tests.assertions import utc
+from tests.contract import TICKET_SUMMARY_FIELDS
+from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, make_webhook, status_of
 from tickets.models import Reply, StatusCategory, Ticket, TicketStatus
 from tickets.services import RequesterData, reply_edit_as_agent, reply_edit_as_customer, ticket_update
 
-PUBLIC_ADDRESS = "93.184.216.34"
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
-TICKET_FIELDS = {
-    "id",
-    "numero",
-    "assunto",
-    "descricao",
-    "prioridade",
-    "canal_origem",
-    "status",
-    "solicitante",
-    "external_id",
-    "origem_sistema",
-    "criado_em",
-    "atualizado_em",
-    "resolvido_em",
-}
 NOTE_TEXT = "NOTA-INTERNA: cliente inadimplente, não conceder desconto"
 
-
-@pytest.fixture(autouse=True)
-def public_dns(monkeypatch, settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-    monkeypatch.setattr(webhook_urls, "resolve_host", lambda host, port: [PUBLIC_ADDRESS])
-
-
-@pytest.fixture(autouse=True)
-def queued(monkeypatch) -> list[list]:
-    """Every message handed to the broker (none reaches one): [delivery_id, expected_attempts]."""
-    sent: list[list] = []
-
-    def apply_async(*, args, **options):
-        sent.append(list(args))
-
-    monkeypatch.setattr(deliver_webhook, "apply_async", apply_async)
-    return sent
-
-
-def make_webhook(organization, *, name="ERP", events=None, active=True) -> Webhook:
-    webhook = webhook_create(
-        organization=organization,
-        name=name,
-        url=f"https://hooks.example.com/{name.lower()}",
-        events=list(events or ALL_EVENTS),
-    )
-    if not active:
-        webhook_update(webhook=webhook, is_active=False)
-    return webhook
+pytestmark = pytest.mark.usefixtures("example_dns", "queued")
 
 
 @pytest.fixture
@@ -85,11 +38,6 @@ def ticket(organization) -> Ticket:
 
 def body_of(event: WebhookEvent) -> dict:
     return json.loads(event.body)
-
-
-def utc(value: str) -> datetime:
-    assert value.endswith("Z"), value
-    return datetime.fromisoformat(value)
 
 
 def second_resolved_status(organization) -> TicketStatus:
@@ -150,7 +98,7 @@ def test_public_reply_event_body_is_the_documented_json(organization, agent, tic
     assert before <= utc(body["criado_em"]) <= after
     assert set(body["data"]) == {"ticket", "resposta"}
     shown = partner.get(f"/api/v1/tickets/{ticket.pk}").json()["data"]
-    assert set(body["data"]["ticket"]) == TICKET_FIELDS
+    assert set(body["data"]["ticket"]) == TICKET_SUMMARY_FIELDS
     # atualizado_em has its own test below (test_public_reply_event_ticket_is_not_older_than_its_reply).
     assert {**body["data"]["ticket"], "atualizado_em": None} == {
         **{key: value for key, value in shown.items() if key != "respostas"},
@@ -360,7 +308,7 @@ def test_resolving_a_ticket_emits_ticket_resolvido_once(organization, ticket, we
     assert set(body) == {"id", "evento", "criado_em", "data"}
     assert (body["id"], body["evento"]) == (str(event.pk), "ticket.resolvido")
     assert set(body["data"]) == {"ticket"}
-    assert set(body["data"]["ticket"]) == TICKET_FIELDS
+    assert set(body["data"]["ticket"]) == TICKET_SUMMARY_FIELDS
     assert body["data"]["ticket"]["status"] == {"nome": "Resolvido", "categoria": "resolvido", "cor": "#10B981"}
     ticket.refresh_from_db()
     assert utc(body["data"]["ticket"]["resolvido_em"]) == ticket.resolved_at
@@ -521,7 +469,7 @@ def test_only_inactive_or_unsubscribed_webhooks_write_no_event_row(
 
 def test_event_timestamp_has_the_api_format(organization, agent, settings, django_capture_on_commit_callbacks):
     settings.WEBHOOK_ALLOW_INSECURE_URLS = True
-    webhook_create(organization=organization, name="W", url="http://127.0.0.1/x", events=["ticket.resposta_publica"])
+    make_webhook(organization, name="W", url="http://127.0.0.1/x", events=["ticket.resposta_publica"])
     with django_capture_on_commit_callbacks(execute=False):
         make_agent_reply(make_ticket(organization), agent)
 

@@ -1,11 +1,9 @@
 """validate_webhook_url: https only, and a host that resolves only to public addresses.
 
-The resolver is stubbed (integrations.webhook_urls.resolve_host): the machine
-has no DNS, and each test decides what a name resolves to.
+The resolver is stubbed (the `resolver` fixture of tests/conftest.py replaces
+integrations.webhook_urls.resolve_host): the machine has no DNS, and each test
+decides what a name resolves to.
 """
-
-import ipaddress
-import socket
 
 import pytest
 
@@ -24,31 +22,6 @@ NO_USERINFO = "A URL não pode conter usuário ou senha."
 @pytest.fixture(autouse=True)
 def secure_mode(settings):
     settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-
-
-class Resolver:
-    """Answers like getaddrinfo: an IP literal resolves to itself, names come from `answers`."""
-
-    def __init__(self, answers: dict[str, list[str]] | None = None):
-        self.answers = answers or {}
-        self.calls: list[tuple[str, int]] = []
-
-    def __call__(self, host: str, port: int) -> list[str]:
-        self.calls.append((host, port))
-        try:
-            return [str(ipaddress.ip_address(host))]
-        except ValueError:
-            pass
-        if host not in self.answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return self.answers[host]
-
-
-@pytest.fixture
-def resolver(monkeypatch):
-    stub = Resolver()
-    monkeypatch.setattr(webhook_urls, "resolve_host", stub)
-    return stub
 
 
 def refusal(url: str) -> str:

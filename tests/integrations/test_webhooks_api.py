@@ -1,76 +1,34 @@
 """Management API /api/webhooks: create, list, read, update, delete, rules and access."""
 
 import base64
-import socket
 import uuid
 
 import pytest
-from rest_framework.test import APIClient
 
-from helpdesk.models import User
-from integrations import webhook_urls
 from integrations.models import Webhook
-from integrations.services import webhook_create
-from tests.assertions import assert_error, assert_validation_error, panel_client
-from tests.factories import make_agent
+from tests.assertions import assert_error, assert_validation_error
+from tests.contract import ALL_EVENTS
+from tests.factories import make_webhook
 
 URL = "/api/webhooks"
-PUBLIC_ADDRESS = "93.184.216.34"
 CREATED = "Webhook criado. Guarde o segredo: ele não será exibido novamente."
 WEBHOOK_FIELDS = {"id", "nome", "url", "eventos", "ativo", "criado_em", "atualizado_em"}
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
 
-DNS = {
-    "hooks.example.com": [PUBLIC_ADDRESS],
-    "outro.example.com": [PUBLIC_ADDRESS, "2606:2800:220:1:248:1893:25c8:1946"],
-    "interno.example.com": ["10.0.0.5"],
-    "metadados.example.com": ["169.254.169.254"],
-    "misto.example.com": [PUBLIC_ADDRESS, "192.168.0.10"],
-}
-
-
-@pytest.fixture(autouse=True)
-def stub_resolver(monkeypatch, settings):
-    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
-
-    def resolve(host, port):
-        if host not in DNS:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return DNS[host]
-
-    monkeypatch.setattr(webhook_urls, "resolve_host", resolve)
-
-
-def admin_of(organization) -> User:
-    return User.objects.get(organization=organization, is_staff=True)
-
-
-@pytest.fixture
-def manager(organization) -> APIClient:
-    """The organization's admin: has api_publica:gerenciar."""
-    return panel_client(admin_of(organization).email)
-
-
-@pytest.fixture
-def plain_agent_client(organization) -> APIClient:
-    return panel_client(make_agent(organization).user.email)
-
-
-def make_webhook(organization, name="Integração", url="https://hooks.example.com/helpdesk", events=None) -> Webhook:
-    return webhook_create(organization=organization, name=name, url=url, events=events or ["ticket.resolvido"])
+pytestmark = pytest.mark.usefixtures("example_dns")
 
 
 @pytest.fixture
 def webhook(organization) -> Webhook:
-    return make_webhook(organization, events=["ticket.resposta_publica", "ticket.resolvido"])
+    return make_webhook(
+        organization,
+        name="Integração",
+        url="https://hooks.example.com/helpdesk",
+        events=["ticket.resposta_publica", "ticket.resolvido"],
+    )
 
 
-@pytest.fixture
-def other_webhook(other_organization) -> Webhook:
-    return make_webhook(other_organization, name="Da Globex", url="https://outro.example.com/globex")
-
-
-def snapshot(webhook: Webhook) -> dict:
+def webhook_snapshot(webhook: Webhook) -> dict:
+    """Every stored field of the webhook, to prove a refused request changed nothing."""
     webhook.refresh_from_db()
     return {
         "organization_id": webhook.organization_id,
@@ -266,7 +224,7 @@ def test_secret_from_create_is_never_shown_again(manager):
 
 
 def test_update_changes_name_url_events_and_active_without_showing_the_secret(manager, webhook):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(
         f"{URL}/{webhook.pk}",
@@ -291,7 +249,7 @@ def test_update_changes_name_url_events_and_active_without_showing_the_secret(ma
         "errors": [],
     }
     assert webhook.secret not in response.content.decode()
-    after = snapshot(webhook)
+    after = webhook_snapshot(webhook)
     assert (after["name"], after["url"], after["events"], after["is_active"]) == (
         "CRM novo",
         "https://outro.example.com/novo",
@@ -304,24 +262,24 @@ def test_update_changes_name_url_events_and_active_without_showing_the_secret(ma
 
 
 def test_update_changes_only_the_given_fields(manager, webhook):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(f"{URL}/{webhook.pk}", {"nome": "Só o nome"}, format="json")
 
     assert response.status_code == 200
-    after = snapshot(webhook)
+    after = webhook_snapshot(webhook)
     assert after == {**before, "name": "Só o nome", "updated_at": after["updated_at"]}
 
 
 def test_update_with_an_empty_body_changes_nothing(manager, webhook):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(f"{URL}/{webhook.pk}", {}, format="json")
 
     assert response.status_code == 200
     assert response.json()["message"] == "Webhook atualizado."
     assert "segredo" not in response.json()["data"]
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 def test_update_reactivates_a_webhook(manager, webhook):
@@ -331,7 +289,7 @@ def test_update_reactivates_a_webhook(manager, webhook):
 
     assert response.status_code == 200
     assert response.json()["data"]["ativo"] is True
-    assert snapshot(webhook)["is_active"] is True
+    assert webhook_snapshot(webhook)["is_active"] is True
 
 
 def test_regenerating_the_secret_returns_a_new_one_only_in_that_response(manager, webhook):
@@ -348,7 +306,7 @@ def test_regenerating_the_secret_returns_a_new_one_only_in_that_response(manager
     assert_secret_format(new_secret)
     assert new_secret != old_secret
     assert old_secret not in response.content.decode()
-    after = snapshot(webhook)
+    after = webhook_snapshot(webhook)
     assert after["secret"] == new_secret
     assert after["previous_secret"] == old_secret
     assert after["previous_secret_expires_at"] is not None
@@ -367,18 +325,18 @@ def test_regenerating_together_with_other_fields_applies_both(manager, webhook):
     data = response.json()["data"]
     assert data["nome"] == "Rotação"
     assert data["segredo"] != old_secret
-    assert snapshot(webhook)["secret"] == data["segredo"]
+    assert webhook_snapshot(webhook)["secret"] == data["segredo"]
 
 
 def test_regenerar_segredo_false_keeps_the_secret_hidden_and_unchanged(manager, webhook):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(f"{URL}/{webhook.pk}", {"regenerar_segredo": False}, format="json")
 
     assert response.status_code == 200
     assert "segredo" not in response.json()["data"]
     assert webhook.secret not in response.content.decode()
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 # --- Delete ------------------------------------------------------------------------
@@ -533,17 +491,17 @@ def test_deleting_a_webhook_frees_a_place_under_the_limit(manager, organization)
     ],
 )
 def test_update_with_an_invalid_field_is_refused_and_changes_nothing(manager, webhook, body, field):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(f"{URL}/{webhook.pk}", body, format="json")
 
     assert_validation_error(response, field)
     assert "segredo" not in response.content.decode().replace("regenerar_segredo", "")
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 def test_update_with_one_invalid_field_applies_none_of_the_others(manager, webhook):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
 
     response = manager.patch(
         f"{URL}/{webhook.pk}",
@@ -552,7 +510,7 @@ def test_update_with_one_invalid_field_applies_none_of_the_others(manager, webho
     )
 
     assert_validation_error(response, "url")
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 # --- Tenancy: another organization's webhook answers as a missing one ---------------
@@ -560,14 +518,14 @@ def test_update_with_one_invalid_field_applies_none_of_the_others(manager, webho
 
 @pytest.mark.parametrize("method", ["get", "patch", "delete"])
 def test_another_organizations_webhook_is_not_found_and_unchanged(manager, other_webhook, method):
-    before = snapshot(other_webhook)
+    before = webhook_snapshot(other_webhook)
     body = {"nome": "Tomado", "ativo": False, "regenerar_segredo": True} if method == "patch" else None
 
     response = getattr(manager, method)(f"{URL}/{other_webhook.pk}", body, format="json")
 
     assert_webhook_not_found(response)
     assert other_webhook.secret not in response.content.decode()
-    assert snapshot(other_webhook) == before
+    assert webhook_snapshot(other_webhook) == before
 
 
 @pytest.mark.parametrize("method", ["get", "patch", "delete"])
@@ -581,22 +539,22 @@ def test_another_organizations_webhook_is_not_found_and_unchanged(manager, other
     ],
 )
 def test_unknown_webhook_id_is_not_found(manager, webhook, method, webhook_id):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
     body = {"nome": "Tomado"} if method == "patch" else None
 
     response = getattr(manager, method)(f"{URL}/{webhook_id}", body, format="json")
 
     assert_webhook_not_found(response)
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 def test_patch_of_another_organizations_webhook_with_an_invalid_body_is_still_404(manager, other_webhook):
-    before = snapshot(other_webhook)
+    before = webhook_snapshot(other_webhook)
 
     response = manager.patch(f"{URL}/{other_webhook.pk}", {"nome": ""}, format="json")
 
     assert_webhook_not_found(response)
-    assert snapshot(other_webhook) == before
+    assert webhook_snapshot(other_webhook) == before
 
 
 def test_not_found_answers_the_same_for_another_organizations_id_and_a_random_one(manager, other_webhook):
@@ -619,15 +577,15 @@ def test_not_found_answers_the_same_for_another_organizations_id_and_a_random_on
         ("delete", "/{id}", None),
     ],
 )
-def test_user_without_the_permission_gets_403(plain_agent_client, webhook, method, path, body):
-    before = snapshot(webhook)
+def test_user_without_the_permission_gets_403(agent_client, webhook, method, path, body):
+    before = webhook_snapshot(webhook)
     payload = valid_body() if body == "valid" else body
 
-    response = getattr(plain_agent_client, method)(URL + path.format(id=webhook.pk), payload, format="json")
+    response = getattr(agent_client, method)(URL + path.format(id=webhook.pk), payload, format="json")
 
     assert_error(response, 403, "Acesso negado.", "permissao")
     assert Webhook.objects.count() == 1
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
     assert webhook.secret not in response.content.decode()
 
 
@@ -637,7 +595,7 @@ def test_user_without_the_permission_gets_403(plain_agent_client, webhook, metho
 )
 @pytest.mark.parametrize("authorization", [None, "Bearer abc.def.ghi", "Token qualquer"])
 def test_request_without_a_valid_token_gets_401(anon_client, webhook, method, path, authorization):
-    before = snapshot(webhook)
+    before = webhook_snapshot(webhook)
     if authorization:
         anon_client.credentials(HTTP_AUTHORIZATION=authorization)
 
@@ -645,7 +603,7 @@ def test_request_without_a_valid_token_gets_401(anon_client, webhook, method, pa
 
     assert_error(response, 401, "Não autenticado.", "token")
     assert Webhook.objects.count() == 1
-    assert snapshot(webhook) == before
+    assert webhook_snapshot(webhook) == before
 
 
 def test_partner_api_key_is_not_a_panel_token(partner, webhook):

@@ -1,11 +1,10 @@
 """POST and PATCH /api/v1/tickets/{id}/respostas: the partner answers as the ticket's contact."""
 
 import uuid
-from datetime import datetime
 
 import pytest
 
-from tests.assertions import assert_error, assert_validation_error
+from tests.assertions import assert_error, assert_validation_error, utc
 from tests.factories import make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.models import Reply
 from tickets.services import RequesterData, ticket_update
@@ -17,11 +16,6 @@ def replies_url(ticket_id) -> str:
 
 def reply_url(ticket_id, reply_id) -> str:
     return f"/api/v1/tickets/{ticket_id}/respostas/{reply_id}"
-
-
-def utc(value: str) -> datetime:
-    assert value.endswith("Z"), value
-    return datetime.fromisoformat(value)
 
 
 @pytest.fixture

@@ -4,16 +4,25 @@ import uuid
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from helpdesk.models import User
 from helpdesk.services import agent_set_active
-from tests.assertions import assert_error, assert_validation_error, panel_client
+from tests.assertions import (
+    assert_error,
+    assert_reply_not_found,
+    assert_ticket_not_found,
+    assert_validation_error,
+    numbers,
+    panel_client,
+    reply_state,
+)
+from tests.contract import PANEL_TICKET_FIELDS
 from tests.factories import (
     PASSWORD,
     make_agent,
     make_agent_reply,
     make_customer_reply,
+    make_searchable_ticket,
     make_ticket,
     status_of,
 )
@@ -24,30 +33,7 @@ TICKETS = "/api/tickets"
 STATUSES = "/api/ticket-status"
 PARTNER_TICKETS = "/api/v1/tickets"
 
-TICKET_FIELDS = {
-    "id",
-    "numero",
-    "assunto",
-    "descricao",
-    "prioridade",
-    "canal_origem",
-    "status",
-    "solicitante",
-    "external_id",
-    "origem_sistema",
-    "criado_em",
-    "atualizado_em",
-    "resolvido_em",
-    "atendente",
-    "respostas",
-}
 REPLY_FIELDS = {"id", "mensagem", "origem", "editado", "autor", "criado_em", "interna"}
-
-
-@pytest.fixture
-def panel(agent) -> APIClient:
-    """Beatriz, a plain agent of `organization` (no api_publica:gerenciar)."""
-    return panel_client(agent.user.email)
 
 
 @pytest.fixture
@@ -58,16 +44,6 @@ def colleague(organization):
 @pytest.fixture
 def other_agent(other_organization):
     return make_agent(other_organization, name="Globex Atendente")
-
-
-def ticket(organization, subject="Assunto", description="Descrição", name="Cliente", email="", **overrides) -> Ticket:
-    return make_ticket(
-        organization,
-        subject=subject,
-        description=description,
-        requester=RequesterData(name=name, email=email),
-        **overrides,
-    )
 
 
 @pytest.fixture
@@ -90,7 +66,7 @@ def thread(organization, agent, colleague):
 
 
 @pytest.fixture
-def foreign(other_organization, other_agent):
+def foreign_thread(other_organization, other_agent):
     """A ticket of `other_organization` (B) with a public reply and an internal note."""
     t = make_ticket(
         other_organization,
@@ -120,29 +96,11 @@ def ticket_state(t: Ticket) -> dict:
     }
 
 
-def reply_state(reply: Reply) -> tuple:
-    reply.refresh_from_db()
-    return (reply.body, reply.edited, reply.is_internal, reply.updated_at)
-
-
-def assert_ticket_not_found(response) -> None:
-    assert_error(response, 404, "Ticket não encontrado.", "id")
-
-
-def assert_reply_not_found(response) -> None:
-    assert_error(response, 404, "Resposta não encontrada.", "resposta")
-
-
-def numbers(response) -> list[int]:
-    assert response.status_code == 200, response.content
-    return [item["numero"] for item in response.json()["data"]["data"]]
-
-
 # --- List ---------------------------------------------------------------------------
 
 
-def test_list_returns_the_paginated_envelope_with_the_whole_thread(panel, thread, organization, agent):
-    response = panel.get(TICKETS)
+def test_list_returns_the_paginated_envelope_with_the_whole_thread(agent_client, thread, organization, agent):
+    response = agent_client.get(TICKETS)
 
     assert response.status_code == 200
     body = response.json()
@@ -153,7 +111,7 @@ def test_list_returns_the_paginated_envelope_with_the_whole_thread(panel, thread
         "errors": [],
     }
     [item] = body["data"]["data"]
-    assert set(item) == TICKET_FIELDS
+    assert set(item) == PANEL_TICKET_FIELDS
     assert item["id"] == str(thread["ticket"].pk)
     opened = status_of(organization, "aberto")
     assert item["status"] == {"id": str(opened.pk), "nome": "Aberto", "categoria": "aberto", "cor": "#3B82F6"}
@@ -168,8 +126,8 @@ def test_list_returns_the_paginated_envelope_with_the_whole_thread(panel, thread
     assert all(set(r) == REPLY_FIELDS for r in item["respostas"])
 
 
-def test_list_is_empty_without_tickets(panel):
-    response = panel.get(TICKETS)
+def test_list_is_empty_without_tickets(agent_client):
+    response = agent_client.get(TICKETS)
 
     assert response.json() == {
         "success": True,
@@ -179,13 +137,13 @@ def test_list_is_empty_without_tickets(panel):
     }
 
 
-def test_list_is_newest_first_and_paginates(panel, organization):
+def test_list_is_newest_first_and_paginates(agent_client, organization):
     for n in range(5):
-        ticket(organization, subject=f"T{n}")
+        make_searchable_ticket(organization, subject=f"T{n}")
 
-    first = panel.get(TICKETS, {"por_pagina": 2})
-    third = panel.get(TICKETS, {"por_pagina": 2, "page": 3})
-    past_end = panel.get(TICKETS, {"por_pagina": 2, "page": 4})
+    first = agent_client.get(TICKETS, {"por_pagina": 2})
+    third = agent_client.get(TICKETS, {"por_pagina": 2, "page": 3})
+    past_end = agent_client.get(TICKETS, {"por_pagina": 2, "page": 4})
 
     assert numbers(first) == [5, 4]
     assert {k: v for k, v in first.json()["data"].items() if k != "data"} == {
@@ -198,64 +156,64 @@ def test_list_is_newest_first_and_paginates(panel, organization):
     assert numbers(past_end) == []
 
 
-def test_list_filters_by_priority(panel, organization):
-    ticket(organization, priority="alta")
-    ticket(organization, priority="baixa")
-    ticket(organization, priority="alta")
+def test_list_filters_by_priority(agent_client, organization):
+    make_searchable_ticket(organization, priority="alta")
+    make_searchable_ticket(organization, priority="baixa")
+    make_searchable_ticket(organization, priority="alta")
 
-    assert numbers(panel.get(TICKETS, {"prioridade": "alta"})) == [3, 1]
+    assert numbers(agent_client.get(TICKETS, {"prioridade": "alta"})) == [3, 1]
 
 
-def test_list_filters_by_number(panel, organization):
+def test_list_filters_by_number(agent_client, organization):
     for _ in range(3):
-        ticket(organization)
+        make_searchable_ticket(organization)
 
-    assert numbers(panel.get(TICKETS, {"numero": 2})) == [2]
-
-
-def test_list_busca_matches_subject_description_requester_and_number(panel, organization):
-    ticket(organization, subject="Impressora quebrada")
-    ticket(organization, description="O MONITOR pisca")
-    ticket(organization, name="Joana Monitora")
-    ticket(organization, email="suporte@impressoras.test")
-
-    assert numbers(panel.get(TICKETS, {"busca": "monitor"})) == [3, 2]
-    assert numbers(panel.get(TICKETS, {"busca": "IMPRESSORA"})) == [4, 1]
-    assert numbers(panel.get(TICKETS, {"busca": "2"})) == [2]
+    assert numbers(agent_client.get(TICKETS, {"numero": 2})) == [2]
 
 
-def test_list_filters_by_status_id(panel, organization, agent):
+def test_list_busca_matches_subject_description_requester_and_number(agent_client, organization):
+    make_searchable_ticket(organization, subject="Impressora quebrada")
+    make_searchable_ticket(organization, description="O MONITOR pisca")
+    make_searchable_ticket(organization, name="Joana Monitora")
+    make_searchable_ticket(organization, email="suporte@impressoras.test")
+
+    assert numbers(agent_client.get(TICKETS, {"busca": "monitor"})) == [3, 2]
+    assert numbers(agent_client.get(TICKETS, {"busca": "IMPRESSORA"})) == [4, 1]
+    assert numbers(agent_client.get(TICKETS, {"busca": "2"})) == [2]
+
+
+def test_list_filters_by_status_id(agent_client, organization, agent):
     waiting = status_of(organization, "aguardando")
-    ticket(organization)
-    moved = ticket(organization)
+    make_searchable_ticket(organization)
+    moved = make_searchable_ticket(organization)
     ticket_update(ticket=moved, status=waiting)
 
-    response = panel.get(TICKETS, {"status": str(waiting.pk)})
+    response = agent_client.get(TICKETS, {"status": str(waiting.pk)})
 
     assert numbers(response) == [2]
     assert response.json()["data"]["data"][0]["status"]["id"] == str(waiting.pk)
-    assert numbers(panel.get(TICKETS, {"status": str(status_of(organization, "aberto").pk)})) == [1]
+    assert numbers(agent_client.get(TICKETS, {"status": str(status_of(organization, "aberto").pk)})) == [1]
 
 
-def test_list_filters_by_agent_id(panel, organization, agent, colleague):
-    ticket_update(ticket=ticket(organization), assignee=agent)
-    ticket_update(ticket=ticket(organization), assignee=colleague)
-    ticket(organization)
+def test_list_filters_by_agent_id(agent_client, organization, agent, colleague):
+    ticket_update(ticket=make_searchable_ticket(organization), assignee=agent)
+    ticket_update(ticket=make_searchable_ticket(organization), assignee=colleague)
+    make_searchable_ticket(organization)
 
-    response = panel.get(TICKETS, {"atendente": str(colleague.pk)})
+    response = agent_client.get(TICKETS, {"atendente": str(colleague.pk)})
 
     assert numbers(response) == [2]
     assert response.json()["data"]["data"][0]["atendente"] == {"id": str(colleague.pk), "nome": "Carlos Colega"}
-    assert numbers(panel.get(TICKETS, {"atendente": str(agent.pk)})) == [1]
+    assert numbers(agent_client.get(TICKETS, {"atendente": str(agent.pk)})) == [1]
 
 
-def test_list_filters_combine_with_and(panel, organization, agent):
-    ticket_update(ticket=ticket(organization, subject="Rede", priority="alta"), assignee=agent)
-    ticket(organization, subject="Rede", priority="alta")
-    ticket_update(ticket=ticket(organization, subject="Rede", priority="baixa"), assignee=agent)
-    ticket_update(ticket=ticket(organization, subject="Email", priority="alta"), assignee=agent)
+def test_list_filters_combine_with_and(agent_client, organization, agent):
+    ticket_update(ticket=make_searchable_ticket(organization, subject="Rede", priority="alta"), assignee=agent)
+    make_searchable_ticket(organization, subject="Rede", priority="alta")
+    ticket_update(ticket=make_searchable_ticket(organization, subject="Rede", priority="baixa"), assignee=agent)
+    ticket_update(ticket=make_searchable_ticket(organization, subject="Email", priority="alta"), assignee=agent)
 
-    response = panel.get(TICKETS, {"busca": "rede", "prioridade": "alta", "atendente": str(agent.pk)})
+    response = agent_client.get(TICKETS, {"busca": "rede", "prioridade": "alta", "atendente": str(agent.pk)})
 
     assert numbers(response) == [1]
 
@@ -273,35 +231,37 @@ def test_list_filters_combine_with_and(panel, organization, agent):
         pytest.param({"page": "abc"}, "page", id="page-not-int"),
     ],
 )
-def test_list_with_an_invalid_query_is_a_validation_error(panel, organization, params, field):
-    ticket(organization)
+def test_list_with_an_invalid_query_is_a_validation_error(agent_client, organization, params, field):
+    make_searchable_ticket(organization)
 
-    assert_validation_error(panel.get(TICKETS, params), field)
+    assert_validation_error(agent_client.get(TICKETS, params), field)
 
 
-def test_list_never_shows_another_organizations_tickets(panel, organization, other_organization, foreign):
-    own = ticket(organization, subject="Nosso")
+def test_list_never_shows_another_organizations_tickets(agent_client, organization, other_organization, foreign_thread):
+    own = make_searchable_ticket(organization, subject="Nosso")
 
-    everything = panel.get(TICKETS)
-    by_number = panel.get(TICKETS, {"numero": 1})
-    by_search = panel.get(TICKETS, {"busca": "Globex"})
+    everything = agent_client.get(TICKETS)
+    by_number = agent_client.get(TICKETS, {"numero": 1})
+    by_search = agent_client.get(TICKETS, {"busca": "Globex"})
 
     assert [item["id"] for item in everything.json()["data"]["data"]] == [str(own.pk)]
     assert [item["id"] for item in by_number.json()["data"]["data"]] == [str(own.pk)]
     assert by_search.json()["data"]["total"] == 0
     for response in (everything, by_number, by_search):
-        assert str(foreign["ticket"].pk) not in response.content.decode()
+        assert str(foreign_thread["ticket"].pk) not in response.content.decode()
         assert "Globex" not in response.content.decode()
 
 
-def test_list_by_another_organizations_status_or_agent_is_empty(panel, organization, other_organization, foreign):
-    ticket(organization)
+def test_list_by_another_organizations_status_or_agent_is_empty(
+    agent_client, organization, other_organization, foreign_thread
+):
+    make_searchable_ticket(organization)
     foreign_open = status_of(other_organization, "aberto")
-    foreign_agent = foreign["reply"].author_agent
-    ticket_update(ticket=foreign["ticket"], assignee=foreign_agent)
+    foreign_agent = foreign_thread["reply"].author_agent
+    ticket_update(ticket=foreign_thread["ticket"], assignee=foreign_agent)
 
-    by_status = panel.get(TICKETS, {"status": str(foreign_open.pk)})
-    by_agent = panel.get(TICKETS, {"atendente": str(foreign_agent.pk)})
+    by_status = agent_client.get(TICKETS, {"status": str(foreign_open.pk)})
+    by_agent = agent_client.get(TICKETS, {"atendente": str(foreign_agent.pk)})
 
     assert numbers(by_status) == []
     assert numbers(by_agent) == []
@@ -310,14 +270,14 @@ def test_list_by_another_organizations_status_or_agent_is_empty(panel, organizat
 # --- Detail ---------------------------------------------------------------------------
 
 
-def test_detail_shows_internal_notes_marked_and_public_replies_unmarked(panel, thread, organization, agent):
-    response = panel.get(f"{TICKETS}/{thread['ticket'].pk}")
+def test_detail_shows_internal_notes_marked_and_public_replies_unmarked(agent_client, thread, organization, agent):
+    response = agent_client.get(f"{TICKETS}/{thread['ticket'].pk}")
 
     assert response.status_code == 200
     body = response.json()
     assert body == {"success": True, "message": "Ticket encontrado.", "data": body["data"], "errors": []}
     data = body["data"]
-    assert set(data) == TICKET_FIELDS
+    assert set(data) == PANEL_TICKET_FIELDS
     assert data["status"] == {
         "id": str(status_of(organization, "aberto").pk),
         "nome": "Aberto",
@@ -358,26 +318,26 @@ def test_detail_shows_internal_notes_marked_and_public_replies_unmarked(panel, t
     assert by_id[str(thread["mine"].pk)]["interna"] is False
 
 
-def test_detail_shows_the_assigned_agent(panel, thread, colleague):
+def test_detail_shows_the_assigned_agent(agent_client, thread, colleague):
     ticket_update(ticket=thread["ticket"], assignee=colleague)
 
-    response = panel.get(f"{TICKETS}/{thread['ticket'].pk}")
+    response = agent_client.get(f"{TICKETS}/{thread['ticket'].pk}")
 
     assert response.json()["data"]["atendente"] == {"id": str(colleague.pk), "nome": "Carlos Colega"}
 
 
 @pytest.mark.parametrize("ticket_id", [str(uuid.uuid4()), "abc", "1"])
-def test_detail_of_an_unknown_ticket_is_not_found(panel, thread, ticket_id):
-    assert_ticket_not_found(panel.get(f"{TICKETS}/{ticket_id}"))
+def test_detail_of_an_unknown_ticket_is_not_found(agent_client, thread, ticket_id):
+    assert_ticket_not_found(agent_client.get(f"{TICKETS}/{ticket_id}"))
 
 
 # --- Replies ------------------------------------------------------------------------------
 
 
-def test_agent_public_reply_is_created_and_seen_by_the_partner(panel, partner, thread, agent):
+def test_agent_public_reply_is_created_and_seen_by_the_partner(agent_client, partner, thread, agent):
     t = thread["ticket"]
 
-    response = panel.post(
+    response = agent_client.post(
         f"{TICKETS}/{t.pk}/respostas", {"mensagem": "Resolvemos o driver", "interna": False}, format="json"
     )
 
@@ -405,10 +365,10 @@ def test_agent_public_reply_is_created_and_seen_by_the_partner(panel, partner, t
     assert seen[-1]["autor"]["tipo"] == "agente"
 
 
-def test_agent_internal_note_is_hidden_from_the_partner(panel, partner, thread):
+def test_agent_internal_note_is_hidden_from_the_partner(agent_client, partner, thread):
     t = thread["ticket"]
 
-    response = panel.post(
+    response = agent_client.post(
         f"{TICKETS}/{t.pk}/respostas", {"mensagem": "NOTA-SIGILOSA-42", "interna": True}, format="json"
     )
 
@@ -420,13 +380,13 @@ def test_agent_internal_note_is_hidden_from_the_partner(panel, partner, thread):
         assert partner_response.status_code == 200
         assert "NOTA-SIGILOSA-42" not in partner_response.content.decode()
         assert str(note.pk) not in partner_response.content.decode()
-    panel_view = panel.get(f"{TICKETS}/{t.pk}").json()["data"]["respostas"]
+    panel_view = agent_client.get(f"{TICKETS}/{t.pk}").json()["data"]["respostas"]
     assert panel_view[-1]["id"] == str(note.pk)
     assert panel_view[-1]["interna"] is True
 
 
-def test_reply_without_interna_is_public(panel, thread):
-    response = panel.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", {"mensagem": "Pública"}, format="json")
+def test_reply_without_interna_is_public(agent_client, thread):
+    response = agent_client.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", {"mensagem": "Pública"}, format="json")
 
     assert response.status_code == 201
     assert response.json()["data"]["interna"] is False
@@ -445,19 +405,19 @@ def test_reply_without_interna_is_public(panel, thread):
         pytest.param({"mensagem": "ok", "interna": 1}, "interna", id="interna-number"),
     ],
 )
-def test_invalid_reply_is_refused_and_writes_nothing(panel, thread, body, field):
+def test_invalid_reply_is_refused_and_writes_nothing(agent_client, thread, body, field):
     before = ticket_state(thread["ticket"])
 
-    response = panel.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", body, format="json")
+    response = agent_client.post(f"{TICKETS}/{thread['ticket'].pk}/respostas", body, format="json")
 
     assert_validation_error(response, field)
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_agent_edits_own_reply(panel, partner, thread):
+def test_agent_edits_own_reply(agent_client, partner, thread):
     mine = thread["mine"]
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}/respostas/{mine.pk}", {"mensagem": "Corrigido"}, format="json"
     )
 
@@ -484,10 +444,10 @@ def test_agent_edits_own_reply(panel, partner, thread):
     ).items()
 
 
-def test_agent_edits_own_internal_note_which_stays_internal(panel, thread):
+def test_agent_edits_own_internal_note_which_stays_internal(agent_client, thread):
     note = thread["my_note"]
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}/respostas/{note.pk}", {"mensagem": "Nota revista"}, format="json"
     )
 
@@ -498,11 +458,11 @@ def test_agent_edits_own_internal_note_which_stays_internal(panel, thread):
 
 
 @pytest.mark.parametrize("which", ["customer", "colleague", "colleague_note"])
-def test_agent_cannot_edit_a_reply_that_is_not_theirs(panel, thread, which):
+def test_agent_cannot_edit_a_reply_that_is_not_theirs(agent_client, thread, which):
     reply = thread[which]
     before = reply_state(reply)
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}/respostas/{reply.pk}", {"mensagem": "Reescrito"}, format="json"
     )
 
@@ -511,20 +471,24 @@ def test_agent_cannot_edit_a_reply_that_is_not_theirs(panel, thread, which):
 
 
 @pytest.mark.parametrize("reply_id", [str(uuid.uuid4()), "abc"])
-def test_editing_an_unknown_reply_is_not_found(panel, thread, reply_id):
+def test_editing_an_unknown_reply_is_not_found(agent_client, thread, reply_id):
     before = ticket_state(thread["ticket"])
 
-    response = panel.patch(f"{TICKETS}/{thread['ticket'].pk}/respostas/{reply_id}", {"mensagem": "x"}, format="json")
+    response = agent_client.patch(
+        f"{TICKETS}/{thread['ticket'].pk}/respostas/{reply_id}", {"mensagem": "x"}, format="json"
+    )
 
     assert_reply_not_found(response)
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_editing_a_reply_of_another_ticket_of_the_same_organization_is_not_found(panel, thread, organization, agent):
-    elsewhere = make_agent_reply(ticket(organization), agent, body="Em outro ticket")
+def test_editing_a_reply_of_another_ticket_of_the_same_organization_is_not_found(
+    agent_client, thread, organization, agent
+):
+    elsewhere = make_agent_reply(make_searchable_ticket(organization), agent, body="Em outro ticket")
     before = reply_state(elsewhere)
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}/respostas/{elsewhere.pk}", {"mensagem": "x"}, format="json"
     )
 
@@ -533,11 +497,11 @@ def test_editing_a_reply_of_another_ticket_of_the_same_organization_is_not_found
 
 
 @pytest.mark.parametrize("body", [{}, {"mensagem": ""}, {"mensagem": 1}], ids=["missing", "blank", "number"])
-def test_invalid_edit_is_refused_and_changes_nothing(panel, thread, body):
+def test_invalid_edit_is_refused_and_changes_nothing(agent_client, thread, body):
     mine = thread["mine"]
     before = reply_state(mine)
 
-    response = panel.patch(f"{TICKETS}/{thread['ticket'].pk}/respostas/{mine.pk}", body, format="json")
+    response = agent_client.patch(f"{TICKETS}/{thread['ticket'].pk}/respostas/{mine.pk}", body, format="json")
 
     assert_validation_error(response, "mensagem")
     assert reply_state(mine) == before
@@ -546,11 +510,11 @@ def test_invalid_edit_is_refused_and_changes_nothing(panel, thread, body):
 # --- Ticket update ------------------------------------------------------------------------
 
 
-def test_update_changes_status_assignee_and_priority(panel, thread, organization, colleague):
+def test_update_changes_status_assignee_and_priority(agent_client, thread, organization, colleague):
     t = thread["ticket"]
     in_progress = status_of(organization, "em_andamento")
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{t.pk}",
         {"status_id": str(in_progress.pk), "atendente_id": str(colleague.pk), "prioridade": "urgente"},
         format="json",
@@ -560,7 +524,7 @@ def test_update_changes_status_assignee_and_priority(panel, thread, organization
     body = response.json()
     assert body == {"success": True, "message": "Ticket atualizado.", "data": body["data"], "errors": []}
     data = body["data"]
-    assert set(data) == TICKET_FIELDS
+    assert set(data) == PANEL_TICKET_FIELDS
     assert data["id"] == str(t.pk)
     assert data["status"] == {
         "id": str(in_progress.pk),
@@ -576,25 +540,25 @@ def test_update_changes_status_assignee_and_priority(panel, thread, organization
     assert (state["status_id"], state["assignee_id"], state["priority"]) == (in_progress.pk, colleague.pk, "urgente")
 
 
-def test_update_changes_only_the_given_fields(panel, thread, organization, agent):
+def test_update_changes_only_the_given_fields(agent_client, thread, organization, agent):
     t = thread["ticket"]
     waiting = status_of(organization, "aguardando")
     ticket_update(ticket=t, status=waiting, assignee=agent)
     before = ticket_state(t)
 
-    response = panel.patch(f"{TICKETS}/{t.pk}", {"prioridade": "baixa"}, format="json")
+    response = agent_client.patch(f"{TICKETS}/{t.pk}", {"prioridade": "baixa"}, format="json")
 
     assert response.status_code == 200
     after = ticket_state(t)
     assert after == {**before, "priority": "baixa", "updated_at": after["updated_at"]}
 
 
-def test_moving_to_resolvido_sets_resolvido_em_and_leaving_clears_it(panel, partner, thread, organization):
+def test_moving_to_resolvido_sets_resolvido_em_and_leaving_clears_it(agent_client, partner, thread, organization):
     t = thread["ticket"]
     resolved = status_of(organization, "resolvido")
     started = timezone.now()
 
-    response = panel.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json")
+    response = agent_client.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json")
 
     assert response.status_code == 200
     resolvido_em = response.json()["data"]["resolvido_em"]
@@ -607,7 +571,7 @@ def test_moving_to_resolvido_sets_resolvido_em_and_leaving_clears_it(panel, part
     assert partner_view["resolvido_em"] == resolvido_em
     assert partner_view["status"] == {"nome": "Resolvido", "categoria": "resolvido", "cor": "#10B981"}
 
-    reopened = panel.patch(
+    reopened = agent_client.patch(
         f"{TICKETS}/{t.pk}", {"status_id": str(status_of(organization, "em_andamento").pk)}, format="json"
     )
 
@@ -618,32 +582,32 @@ def test_moving_to_resolvido_sets_resolvido_em_and_leaving_clears_it(panel, part
     assert partner.get(f"{PARTNER_TICKETS}/{t.pk}").json()["data"]["resolvido_em"] is None
 
 
-def test_setting_resolvido_again_keeps_the_first_resolution_time(panel, thread, organization):
+def test_setting_resolvido_again_keeps_the_first_resolution_time(agent_client, thread, organization):
     t = thread["ticket"]
     resolved = status_of(organization, "resolvido")
-    first = panel.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json").json()
+    first = agent_client.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json").json()
 
-    again = panel.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json").json()
+    again = agent_client.patch(f"{TICKETS}/{t.pk}", {"status_id": str(resolved.pk)}, format="json").json()
 
     assert again["data"]["resolvido_em"] == first["data"]["resolvido_em"]
 
 
-def test_null_atendente_id_unassigns(panel, thread, agent):
+def test_null_atendente_id_unassigns(agent_client, thread, agent):
     t = thread["ticket"]
     ticket_update(ticket=t, assignee=agent)
 
-    response = panel.patch(f"{TICKETS}/{t.pk}", {"atendente_id": None}, format="json")
+    response = agent_client.patch(f"{TICKETS}/{t.pk}", {"atendente_id": None}, format="json")
 
     assert response.status_code == 200
     assert response.json()["data"]["atendente"] is None
     assert ticket_state(t)["assignee_id"] is None
 
 
-def test_update_without_atendente_id_keeps_the_assignee(panel, thread, agent, organization):
+def test_update_without_atendente_id_keeps_the_assignee(agent_client, thread, agent, organization):
     t = thread["ticket"]
     ticket_update(ticket=t, assignee=agent)
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{t.pk}", {"status_id": str(status_of(organization, "em_andamento").pk)}, format="json"
     )
 
@@ -663,19 +627,19 @@ def test_update_without_atendente_id_keeps_the_assignee(panel, thread, agent, or
         pytest.param({"atendente_id": 7}, "atendente_id", id="atendente-number"),
     ],
 )
-def test_invalid_ticket_update_is_refused_and_changes_nothing(panel, thread, body, field):
+def test_invalid_ticket_update_is_refused_and_changes_nothing(agent_client, thread, body, field):
     before = ticket_state(thread["ticket"])
 
-    response = panel.patch(f"{TICKETS}/{thread['ticket'].pk}", body, format="json")
+    response = agent_client.patch(f"{TICKETS}/{thread['ticket'].pk}", body, format="json")
 
     assert_validation_error(response, field)
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_unknown_status_id_is_not_found_and_changes_nothing(panel, thread):
+def test_unknown_status_id_is_not_found_and_changes_nothing(agent_client, thread):
     before = ticket_state(thread["ticket"])
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}", {"status_id": str(uuid.uuid4()), "prioridade": "urgente"}, format="json"
     )
 
@@ -683,10 +647,10 @@ def test_unknown_status_id_is_not_found_and_changes_nothing(panel, thread):
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_unknown_atendente_id_is_not_found_and_changes_nothing(panel, thread):
+def test_unknown_atendente_id_is_not_found_and_changes_nothing(agent_client, thread):
     before = ticket_state(thread["ticket"])
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}", {"atendente_id": str(uuid.uuid4()), "prioridade": "urgente"}, format="json"
     )
 
@@ -697,8 +661,8 @@ def test_unknown_atendente_id_is_not_found_and_changes_nothing(panel, thread):
 # --- Statuses --------------------------------------------------------------------------------
 
 
-def test_status_list_has_the_five_default_statuses(panel, organization, other_organization):
-    response = panel.get(STATUSES)
+def test_status_list_has_the_five_default_statuses(agent_client, organization, other_organization):
+    response = agent_client.get(STATUSES)
 
     assert response.status_code == 200
     body = response.json()
@@ -746,12 +710,12 @@ def test_panel_user_who_is_not_an_agent_gets_403(thread, organization):
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_deactivated_agent_gets_403(panel, thread, organization, agent):
+def test_deactivated_agent_gets_403(agent_client, thread, organization, agent):
     agent_set_active(agent=agent, is_active=False)
     before = ticket_state(thread["ticket"])
 
     for method, path, body in panel_requests(thread["ticket"], thread["mine"], status_of(organization, "fechado").pk):
-        response = getattr(panel, method)(path, body, format="json")
+        response = getattr(agent_client, method)(path, body, format="json")
         assert_error(response, 403, "Acesso negado.", "permissao")
 
     assert ticket_state(thread["ticket"]) == before
@@ -773,24 +737,28 @@ def test_request_without_a_valid_token_gets_401(anon_client, thread, organizatio
 # --- Tenancy ----------------------------------------------------------------------------------
 
 
-def test_another_organizations_ticket_is_not_found_everywhere(panel, foreign, other_organization, organization):
-    t = foreign["ticket"]
+def test_another_organizations_ticket_is_not_found_everywhere(
+    agent_client, foreign_thread, other_organization, organization
+):
+    t = foreign_thread["ticket"]
     before = ticket_state(t)
 
     responses = [
-        panel.get(f"{TICKETS}/{t.pk}"),
-        panel.patch(
+        agent_client.get(f"{TICKETS}/{t.pk}"),
+        agent_client.patch(
             f"{TICKETS}/{t.pk}",
             {"status_id": str(status_of(organization, "resolvido").pk), "prioridade": "urgente"},
             format="json",
         ),
-        panel.patch(
+        agent_client.patch(
             f"{TICKETS}/{t.pk}",
             {"status_id": str(status_of(other_organization, "resolvido").pk), "atendente_id": None},
             format="json",
         ),
-        panel.post(f"{TICKETS}/{t.pk}/respostas", {"mensagem": "Invasão", "interna": True}, format="json"),
-        panel.patch(f"{TICKETS}/{t.pk}/respostas/{foreign['reply'].pk}", {"mensagem": "Invasão"}, format="json"),
+        agent_client.post(f"{TICKETS}/{t.pk}/respostas", {"mensagem": "Invasão", "interna": True}, format="json"),
+        agent_client.patch(
+            f"{TICKETS}/{t.pk}/respostas/{foreign_thread['reply'].pk}", {"mensagem": "Invasão"}, format="json"
+        ),
     ]
 
     for response in responses:
@@ -800,17 +768,20 @@ def test_another_organizations_ticket_is_not_found_everywhere(panel, foreign, ot
     assert not Reply.objects.filter(body="Invasão").exists()
 
 
-def test_another_organizations_ticket_answers_like_a_missing_one(panel, foreign):
-    assert panel.get(f"{TICKETS}/{foreign['ticket'].pk}").json() == panel.get(f"{TICKETS}/{uuid.uuid4()}").json()
+def test_another_organizations_ticket_answers_like_a_missing_one(agent_client, foreign_thread):
+    assert (
+        agent_client.get(f"{TICKETS}/{foreign_thread['ticket'].pk}").json()
+        == agent_client.get(f"{TICKETS}/{uuid.uuid4()}").json()
+    )
 
 
 @pytest.mark.parametrize("which", ["reply", "note", "customer"])
-def test_another_organizations_reply_on_own_ticket_is_not_found(panel, thread, foreign, which):
-    reply = foreign[which]
+def test_another_organizations_reply_on_own_ticket_is_not_found(agent_client, thread, foreign_thread, which):
+    reply = foreign_thread[which]
     before = reply_state(reply)
     own_before = ticket_state(thread["ticket"])
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}/respostas/{reply.pk}", {"mensagem": "Invasão"}, format="json"
     )
 
@@ -819,11 +790,13 @@ def test_another_organizations_reply_on_own_ticket_is_not_found(panel, thread, f
     assert ticket_state(thread["ticket"]) == own_before
 
 
-def test_another_organizations_status_id_is_not_found(panel, thread, foreign, other_organization, colleague):
+def test_another_organizations_status_id_is_not_found(
+    agent_client, thread, foreign_thread, other_organization, colleague
+):
     before = ticket_state(thread["ticket"])
-    foreign_before = ticket_state(foreign["ticket"])
+    foreign_before = ticket_state(foreign_thread["ticket"])
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}",
         {
             "status_id": str(status_of(other_organization, "resolvido").pk),
@@ -835,14 +808,14 @@ def test_another_organizations_status_id_is_not_found(panel, thread, foreign, ot
 
     assert_error(response, 404, "Status não encontrado.", "status_id")
     assert ticket_state(thread["ticket"]) == before
-    assert ticket_state(foreign["ticket"]) == foreign_before
+    assert ticket_state(foreign_thread["ticket"]) == foreign_before
 
 
-def test_another_organizations_agent_id_is_not_found(panel, thread, foreign, organization, other_agent):
+def test_another_organizations_agent_id_is_not_found(agent_client, thread, foreign_thread, organization, other_agent):
     before = ticket_state(thread["ticket"])
-    foreign_before = ticket_state(foreign["ticket"])
+    foreign_before = ticket_state(foreign_thread["ticket"])
 
-    response = panel.patch(
+    response = agent_client.patch(
         f"{TICKETS}/{thread['ticket'].pk}",
         {
             "atendente_id": str(other_agent.pk),
@@ -854,4 +827,4 @@ def test_another_organizations_agent_id_is_not_found(panel, thread, foreign, org
 
     assert_error(response, 404, "Atendente não encontrado.", "atendente_id")
     assert ticket_state(thread["ticket"]) == before
-    assert ticket_state(foreign["ticket"]) == foreign_before
+    assert ticket_state(foreign_thread["ticket"]) == foreign_before

@@ -1,40 +1,16 @@
 """POST /api/v1/tickets: creation, idempotency, numbering, contact dedupe and validation."""
 
 import uuid
-from datetime import datetime
 
 import pytest
 
-from tests.assertions import assert_validation_error
+from tests.assertions import assert_validation_error, utc
+from tests.contract import TICKET_FIELDS
 from tests.factories import make_ticket
 from tickets.models import Contact, Ticket
 from tickets.services import RequesterData
 
 URL = "/api/v1/tickets"
-
-TICKET_FIELDS = {
-    "id",
-    "numero",
-    "assunto",
-    "descricao",
-    "prioridade",
-    "canal_origem",
-    "status",
-    "solicitante",
-    "external_id",
-    "origem_sistema",
-    "criado_em",
-    "atualizado_em",
-    "resolvido_em",
-    "respostas",
-}
-
-
-def utc(value: str) -> datetime:
-    """An API timestamp: ISO 8601, UTC, written with a trailing Z."""
-    assert isinstance(value, str)
-    assert value.endswith("Z"), value
-    return datetime.fromisoformat(value)
 
 
 def payload(**overrides) -> dict:

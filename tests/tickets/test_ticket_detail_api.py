@@ -1,35 +1,16 @@
 """GET /api/v1/tickets/{id}: one ticket with its public replies only."""
 
 import uuid
-from datetime import datetime
 
 import pytest
 
+from tests.assertions import assert_ticket_not_found, utc
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.services import RequesterData, ticket_update
 
 
 def url(ticket_id) -> str:
     return f"/api/v1/tickets/{ticket_id}"
-
-
-def utc(value: str) -> datetime:
-    assert value.endswith("Z"), value
-    return datetime.fromisoformat(value)
-
-
-def assert_ticket_not_found(response) -> None:
-    assert response.status_code == 404
-    body = response.json()
-    assert body == {
-        "success": False,
-        "message": "Ticket não encontrado.",
-        "status": 404,
-        "data": None,
-        "errors": {"field": "id", "message": body["errors"]["message"]},
-    }
-    assert isinstance(body["errors"]["message"], str)
-    assert body["errors"]["message"]
 
 
 def test_detail_returns_the_whole_ticket(partner, organization):

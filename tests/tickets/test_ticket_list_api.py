@@ -2,51 +2,18 @@
 
 import pytest
 
-from tests.assertions import assert_validation_error
-from tests.factories import make_agent_reply, make_customer_reply, make_ticket
-from tickets.models import Ticket
-from tickets.services import RequesterData
+from tests.assertions import assert_validation_error, numbers
+from tests.contract import TICKET_FIELDS
+from tests.factories import make_agent_reply, make_customer_reply, make_searchable_ticket
 
 URL = "/api/v1/tickets"
-
-TICKET_FIELDS = {
-    "id",
-    "numero",
-    "assunto",
-    "descricao",
-    "prioridade",
-    "canal_origem",
-    "status",
-    "solicitante",
-    "external_id",
-    "origem_sistema",
-    "criado_em",
-    "atualizado_em",
-    "resolvido_em",
-    "respostas",
-}
-
-
-def ticket(organization, subject="Assunto", description="Descrição", name="Cliente", email="", **overrides) -> Ticket:
-    """A ticket whose every searchable text is given, so `busca` tests match only what they mean to."""
-    return make_ticket(
-        organization,
-        subject=subject,
-        description=description,
-        requester=RequesterData(name=name, email=email),
-        **overrides,
-    )
-
-
-def numbers(response) -> list[int]:
-    return [item["numero"] for item in response.json()["data"]["data"]]
 
 
 # --- Envelope and pagination ----------------------------------------------
 
 
 def test_list_returns_the_paginated_envelope(partner, organization):
-    created = ticket(organization, subject="Impressora", email="maria@example.com")
+    created = make_searchable_ticket(organization, subject="Impressora", email="maria@example.com")
 
     response = partner.get(URL)
 
@@ -88,7 +55,7 @@ def test_list_is_empty_with_last_page_1(partner, organization):
 
 def test_default_page_size_is_15(partner, organization):
     for _ in range(16):
-        ticket(organization)
+        make_searchable_ticket(organization)
 
     first = partner.get(URL)
     second = partner.get(URL, {"page": 2})
@@ -103,7 +70,7 @@ def test_default_page_size_is_15(partner, organization):
 
 def test_por_pagina_sets_the_page_size(partner, organization):
     for _ in range(5):
-        ticket(organization)
+        make_searchable_ticket(organization)
 
     response = partner.get(URL, {"por_pagina": 2, "page": 2})
 
@@ -119,7 +86,7 @@ def test_por_pagina_sets_the_page_size(partner, organization):
 
 @pytest.mark.parametrize("per_page", [1, 100])
 def test_por_pagina_limits_are_accepted(partner, organization, per_page):
-    ticket(organization)
+    make_searchable_ticket(organization)
 
     response = partner.get(URL, {"por_pagina": per_page})
 
@@ -128,8 +95,8 @@ def test_por_pagina_limits_are_accepted(partner, organization, per_page):
 
 
 def test_page_past_the_end_is_empty(partner, organization):
-    ticket(organization)
-    ticket(organization)
+    make_searchable_ticket(organization)
+    make_searchable_ticket(organization)
 
     response = partner.get(URL, {"page": 5})
 
@@ -138,9 +105,9 @@ def test_page_past_the_end_is_empty(partner, organization):
 
 
 def test_list_is_newest_first(partner, organization):
-    first = ticket(organization)
-    second = ticket(organization)
-    third = ticket(organization)
+    first = make_searchable_ticket(organization)
+    second = make_searchable_ticket(organization)
+    third = make_searchable_ticket(organization)
 
     response = partner.get(URL)
 
@@ -148,8 +115,8 @@ def test_list_is_newest_first(partner, organization):
 
 
 def test_list_shows_only_the_callers_organization(partner, organization, other_organization):
-    ours = ticket(organization)
-    ticket(other_organization)
+    ours = make_searchable_ticket(organization)
+    make_searchable_ticket(other_organization)
 
     response = partner.get(URL)
 
@@ -175,7 +142,7 @@ def test_list_shows_only_the_callers_organization(partner, organization, other_o
     ],
 )
 def test_invalid_query_is_422_naming_the_field(partner, organization, query, fields):
-    ticket(organization)
+    make_searchable_ticket(organization)
 
     response = partner.get(URL, query)
 
@@ -186,8 +153,8 @@ def test_invalid_query_is_422_naming_the_field(partner, organization, query, fie
 
 
 def test_filter_by_priority(partner, organization):
-    ticket(organization, priority="baixa")
-    urgent = ticket(organization, priority="urgente")
+    make_searchable_ticket(organization, priority="baixa")
+    urgent = make_searchable_ticket(organization, priority="urgente")
 
     response = partner.get(URL, {"prioridade": "urgente"})
 
@@ -196,10 +163,10 @@ def test_filter_by_priority(partner, organization):
 
 
 def test_filter_by_number(partner, organization, other_organization):
-    ticket(organization)
-    second = ticket(organization)
-    ticket(other_organization)
-    ticket(other_organization)
+    make_searchable_ticket(organization)
+    second = make_searchable_ticket(organization)
+    make_searchable_ticket(other_organization)
+    make_searchable_ticket(other_organization)
 
     response = partner.get(URL, {"numero": 2})
 
@@ -207,7 +174,7 @@ def test_filter_by_number(partner, organization, other_organization):
 
 
 def test_filter_by_unknown_number_is_empty(partner, organization):
-    ticket(organization)
+    make_searchable_ticket(organization)
 
     response = partner.get(URL, {"numero": 99})
 
@@ -226,8 +193,10 @@ def test_filter_by_unknown_number_is_empty(partner, organization):
     ],
 )
 def test_search_matches_case_insensitive_substring(partner, organization, busca, field_values):
-    match = ticket(organization, **field_values)
-    ticket(organization, subject="Rede", description="Sem internet", name="João", email="joao@example.com")
+    match = make_searchable_ticket(organization, **field_values)
+    make_searchable_ticket(
+        organization, subject="Rede", description="Sem internet", name="João", email="joao@example.com"
+    )
 
     response = partner.get(URL, {"busca": busca})
 
@@ -236,8 +205,8 @@ def test_search_matches_case_insensitive_substring(partner, organization, busca,
 
 
 def test_search_is_case_insensitive_for_accented_letters(partner, organization):
-    match = ticket(organization, subject="INSTALAÇÃO DO SISTEMA", name="JOÃO")
-    ticket(organization, subject="Rede")
+    match = make_searchable_ticket(organization, subject="INSTALAÇÃO DO SISTEMA", name="JOÃO")
+    make_searchable_ticket(organization, subject="Rede")
 
     by_subject = partner.get(URL, {"busca": "instalação"})
     by_name = partner.get(URL, {"busca": "joão"})
@@ -247,9 +216,9 @@ def test_search_is_case_insensitive_for_accented_letters(partner, organization):
 
 
 def test_search_with_a_number_also_matches_the_ticket_number(partner, organization):
-    first = ticket(organization, subject="Impressora")
-    ticket(organization, subject="Rede")
-    mentions_one = ticket(organization, subject="Sala 1 sem luz")
+    first = make_searchable_ticket(organization, subject="Impressora")
+    make_searchable_ticket(organization, subject="Rede")
+    mentions_one = make_searchable_ticket(organization, subject="Sala 1 sem luz")
 
     response = partner.get(URL, {"busca": "1"})
 
@@ -257,10 +226,10 @@ def test_search_with_a_number_also_matches_the_ticket_number(partner, organizati
 
 
 def test_search_treats_like_wildcards_literally(partner, organization):
-    ticket(organization, subject="Desconto de 100%")
-    ticket(organization, subject="Desconto de 1000")
-    ticket(organization, subject="campo_a")
-    ticket(organization, subject="campoXa")
+    make_searchable_ticket(organization, subject="Desconto de 100%")
+    make_searchable_ticket(organization, subject="Desconto de 1000")
+    make_searchable_ticket(organization, subject="campo_a")
+    make_searchable_ticket(organization, subject="campoXa")
 
     percent = partner.get(URL, {"busca": "100%"})
     underscore = partner.get(URL, {"busca": "o_a"})
@@ -270,7 +239,7 @@ def test_search_treats_like_wildcards_literally(partner, organization):
 
 
 def test_search_without_match_is_empty(partner, organization):
-    ticket(organization, subject="Impressora")
+    make_searchable_ticket(organization, subject="Impressora")
 
     response = partner.get(URL, {"busca": "inexistente"})
 
@@ -279,7 +248,7 @@ def test_search_without_match_is_empty(partner, organization):
 
 
 def test_search_does_not_look_into_replies(partner, organization, agent):
-    created = ticket(organization, subject="Impressora")
+    created = make_searchable_ticket(organization, subject="Impressora")
     make_agent_reply(created, agent, body="palavra-secreta")
     make_agent_reply(created, agent, body="nota-secreta", internal=True)
 
@@ -288,9 +257,9 @@ def test_search_does_not_look_into_replies(partner, organization, agent):
 
 
 def test_filters_combine_with_and(partner, organization):
-    ticket(organization, subject="Impressora", priority="baixa")
-    wanted = ticket(organization, subject="Impressora", priority="alta")
-    ticket(organization, subject="Rede", priority="alta")
+    make_searchable_ticket(organization, subject="Impressora", priority="baixa")
+    wanted = make_searchable_ticket(organization, subject="Impressora", priority="alta")
+    make_searchable_ticket(organization, subject="Rede", priority="alta")
 
     response = partner.get(URL, {"prioridade": "alta", "busca": "impressora"})
     with_number = partner.get(URL, {"prioridade": "alta", "busca": "impressora", "numero": 1})
@@ -301,9 +270,9 @@ def test_filters_combine_with_and(partner, organization):
 
 def test_search_applies_before_pagination(partner, organization):
     for _ in range(3):
-        ticket(organization, subject="Rede")
+        make_searchable_ticket(organization, subject="Rede")
     for _ in range(3):
-        ticket(organization, subject="Impressora")
+        make_searchable_ticket(organization, subject="Impressora")
 
     response = partner.get(URL, {"busca": "impressora", "por_pagina": 2})
 
@@ -316,7 +285,7 @@ def test_search_applies_before_pagination(partner, organization):
 
 
 def test_list_shows_public_replies_and_hides_internal_notes(partner, organization, agent):
-    created = ticket(organization)
+    created = make_searchable_ticket(organization)
     public = make_agent_reply(created, agent, body="Estamos verificando.")
     make_agent_reply(created, agent, body="Cliente difícil, cuidado.", internal=True)
     customer = make_customer_reply(created, body="Obrigada!")

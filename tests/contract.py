@@ -1,0 +1,56 @@
+"""What the service promises, written out once: field sets, event names, key format, error envelopes, admin paths.
+
+The values are literal on purpose: a test compares the service against this
+text, never against the service's own constants.
+"""
+
+import re
+
+# The ticket of a webhook payload (TicketSummaryOut): the public ticket without its replies.
+TICKET_SUMMARY_FIELDS = {
+    "id",
+    "numero",
+    "assunto",
+    "descricao",
+    "prioridade",
+    "canal_origem",
+    "status",
+    "solicitante",
+    "external_id",
+    "origem_sistema",
+    "criado_em",
+    "atualizado_em",
+    "resolvido_em",
+}
+# A ticket of the partner API (/api/v1/tickets): the summary and its public replies.
+TICKET_FIELDS = TICKET_SUMMARY_FIELDS | {"respostas"}
+# A ticket of the agent panel (/api/tickets): also its assignee, and replies that include internal notes.
+PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente"}
+
+# The smallest valid body of POST /api/v1/tickets.
+TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
+
+# Every event a webhook may subscribe to.
+ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
+
+# The ticket changelist of the admin, where staff start.
+TICKET_CHANGELIST = "/admin/tickets/ticket/"
+
+# A partner key as shown once on creation: prefix and 40 base62 characters.
+KEY_RE = re.compile(r"hdk_live_[0-9A-Za-z]{40}")
+
+
+def error_envelope(status: int, message: str, field: str, detail: str) -> dict:
+    """The whole error envelope, to compare a response against when its detail message is part of the contract."""
+    return {
+        "success": False,
+        "message": message,
+        "status": status,
+        "data": None,
+        "errors": {"field": field, "message": detail},
+    }
+
+
+NOT_AUTHENTICATED = error_envelope(401, "Não autenticado.", "api_key", "Credencial ausente, inválida ou revogada.")
+TICKET_NOT_FOUND = error_envelope(404, "Ticket não encontrado.", "id", "Ticket inexistente nesta organização.")
+REPLY_NOT_FOUND = error_envelope(404, "Resposta não encontrada.", "resposta", "Resposta inexistente neste ticket.")
