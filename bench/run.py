@@ -564,8 +564,8 @@ def main(argv=None) -> int:
     def stop(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
     try:
         results = Bench(supervisor, options).run()
     except KeyboardInterrupt:
