@@ -6,9 +6,9 @@ Installs PostgreSQL, Redis and wrk from Debian when missing, starts its own
 PostgreSQL (pg_stat_statements) and Redis on free ports, seeds them with the
 product's operator commands and services, runs the Procfile's web, worker and
 beat lines with production settings and the reference app with the same web
-command line, then measures: SQL statements per request (quiet, one request at
-a time), wrk at 16 and 64 connections (reference and product interleaved),
-webhook latency and drain, and busca at 100,000 tickets. Prints one report and
+command line, then measures: wrk at 16 and 64 connections (reference and
+product back to back, reads before writes), SQL statements per request (quiet,
+one request at a time), webhook latency and drain, and busca at 100,000 tickets. Prints one report and
 writes var/bench/latest.json and var/bench/latest.md. See docs/performance.md.
 """
 
@@ -229,7 +229,6 @@ class Bench:
             "external_id": seed["repeated_external_id"],
             "solicitante": {"nome": "Cliente Repetido", "external_id": "bench-repeat-customer"},
         }
-        # Reads first, writes last: the reads see the seeded 1,000 tickets.
         return [
             Endpoint("list_25", "GET /api/v1/tickets?por_pagina=25", "GET", "/api/v1/tickets?por_pagina=25"),
             Endpoint("list_100", "GET /api/v1/tickets?por_pagina=100", "GET", "/api/v1/tickets?por_pagina=100"),
@@ -290,10 +289,10 @@ class Bench:
         if status != 200:
             raise RuntimeError(f"the server on port {port} answered /api/health with {status} after a run")
 
-    def warm_up(self) -> None:
+    def warm_up(self, endpoints: list[Endpoint]) -> None:
         log(f"warming up both servers ({self.options.warmup:g} s of wrk per endpoint)")
         self.panel_token = self.login()
-        for endpoint in self.endpoints:
+        for endpoint in endpoints:
             for side, port in self.sides().items():
                 result = run_wrk(
                     port=port,
@@ -372,17 +371,24 @@ class Bench:
         return {"product": product, "reference": reference, "ratio": ratio}
 
     def load(self) -> list[dict]:
+        """Reads at every connection count, then writes: every read sees the seeded 1,000 tickets."""
         rows = []
-        for connections in CONNECTIONS:
-            log(
-                f"wrk at {connections} connections, {self.options.duration:g} s per run, "
-                "reference and product interleaved"
-            )
-            self.panel_token = self.login()
-            for order, endpoint in enumerate(self.endpoints):
-                runs = self.pair(endpoint, connections, order, "load")
-                rows.append({"key": endpoint.key, "label": endpoint.label, "connections": connections, **runs})
-        return rows
+        for kind, endpoints in (
+            ("reads", [endpoint for endpoint in self.endpoints if endpoint.method == "GET"]),
+            ("writes", [endpoint for endpoint in self.endpoints if endpoint.method != "GET"]),
+        ):
+            self.warm_up(endpoints)
+            for connections in CONNECTIONS:
+                log(
+                    f"wrk, {kind} at {connections} connections, {self.options.duration:g} s per run, "
+                    "reference and product back to back"
+                )
+                self.panel_token = self.login()
+                for order, endpoint in enumerate(endpoints):
+                    runs = self.pair(endpoint, connections, order, "load")
+                    rows.append({"key": endpoint.key, "label": endpoint.label, "connections": connections, **runs})
+        position = {endpoint.key: n for n, endpoint in enumerate(self.endpoints)}
+        return sorted(rows, key=lambda row: (row["connections"], position[row["key"]]))
 
     def webhooks(self) -> dict:
         log("webhooks: one webhook on the organization, pointing at the local receiver")
@@ -487,9 +493,8 @@ class Bench:
         self.seed()
         self.start_servers()
         self.endpoints = self.define_endpoints()
-        self.warm_up()
-        sql, sql_detail = self.count_sql()
         rows = self.load()
+        sql, sql_detail = self.count_sql()
         hooks = self.webhooks()
         busca, ratios = self.busca_100k(rows)
         return {

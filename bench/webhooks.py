@@ -93,7 +93,7 @@ def burst(
     """Worker stopped, `count` events written and queued, worker started: time until all arrived."""
     supervisor.stop("worker")
     base = receiver.count()
-    log(f"  writing {count} agent replies (worker stopped)")
+    log(f"  writing {count} webhook events (worker stopped)")
     started = time.monotonic()
     parts = 2
     writers = [
