@@ -4,7 +4,7 @@ import http.client
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -25,10 +25,8 @@ class Endpoint:
     args: tuple[str, ...] = ()
     panel: bool = False  # panel JWT instead of the partner key
     body: dict | None = None  # for the one-by-one SQL count
-    paths: tuple[str, ...] = ()  # GET paths to rotate over in the SQL count
+    paths: tuple[str, ...] = ()  # paths to rotate over in the SQL count
     sql_fresh_body: bool = False  # a new external_id per request in the SQL count
-    has_reference: bool = True
-    tags: tuple[str, ...] = field(default_factory=tuple)
 
 
 def run_wrk(*, port: int, endpoint: Endpoint, connections: int, duration: float, token: str, tag: str) -> dict:
