@@ -1,0 +1,143 @@
+"""Grow the bench organization to N tickets with set-based SQL (generate_series).
+
+Run by bench/run.py with the product's settings:
+    python -m bench.bulk --organization ID --tickets 100000
+
+Rows stay valid for the product: numbers continue the organization's sequence
+(and tickets_ticketsequence.last_number is moved past them) under the
+sequence's row lock, each ticket has a contact of the organization and one of
+its statuses, and a customer reply and an internal note by one of its agents.
+Table and column names come from the models, so a renamed column is followed.
+The bulk tickets are older than the seeded ones, as a backlog is.
+"""
+
+import argparse
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench.seed import SUBJECTS  # noqa: E402
+
+CONTACTS = 10_000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--organization", required=True)
+    parser.add_argument("--tickets", type=int, required=True)
+    options = parser.parse_args()
+
+    from django.db import connection, transaction
+
+    from helpdesk.models import Agent
+    from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequence, TicketStatus
+
+    quote = connection.ops.quote_name
+
+    def table(model) -> str:
+        return quote(model._meta.db_table)
+
+    def col(model, name: str) -> str:
+        return quote(model._meta.get_field(name).column)
+
+    organization = options.organization
+    statuses = dict(
+        TicketStatus.objects.filter(organization_id=organization).order_by("-position").values_list("category", "id")
+    )
+    agents = [str(pk) for pk in Agent.objects.filter(organization_id=organization).values_list("id", flat=True)]
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        sequence = TicketSequence.objects.select_for_update().get(organization_id=organization)
+        existing = Ticket.objects.filter(organization_id=organization).count()
+        count = options.tickets - existing
+        if count <= 0:
+            return
+        first = sequence.last_number
+        C, T, R = Contact, Ticket, Reply
+        cursor.execute(
+            f"""
+            INSERT INTO {table(C)} ({col(C, "id")}, {col(C, "organization")}, {col(C, "name")}, {col(C, "email")},
+                {col(C, "phone")}, {col(C, "external_id")}, {col(C, "created_at")}, {col(C, "updated_at")})
+            SELECT gen_random_uuid(), %(org)s, 'Cliente Antigo ' || g, 'antigo' || g || '@bench.example', '',
+                'bulk-cli-' || g, now(), now()
+            FROM generate_series(1, %(contacts)s) AS g
+            ON CONFLICT DO NOTHING
+            """,  # noqa: S608 (identifiers from the models, values as parameters)
+            {"org": organization, "contacts": CONTACTS},
+        )
+        cursor.execute(
+            f"""
+            INSERT INTO {table(T)} ({col(T, "id")}, {col(T, "organization")}, {col(T, "number")}, {col(T, "subject")},
+                {col(T, "description")}, {col(T, "priority")}, {col(T, "channel")}, {col(T, "source_system")},
+                {col(T, "status")}, {col(T, "requester")}, {col(T, "assignee")}, {col(T, "external_id")},
+                {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")})
+            SELECT gen_random_uuid(), %(org)s, %(first)s + g,
+                (%(subjects)s::text[])[1 + g %% %(subject_count)s] || ' #' || (200000 + g),
+                'Cliente relata: ' || lower((%(subjects)s::text[])[1 + (g * 7) %% %(subject_count)s])
+                    || '. Pedido ' || (900000 + g) || '.',
+                (ARRAY['baixa', 'media', 'alta', 'urgente'])[1 + g %% 4], 'api', 'api',
+                CASE WHEN g %% 7 = 0 THEN %(resolved)s::uuid WHEN g %% 5 = 0 THEN %(in_progress)s::uuid
+                     ELSE %(open)s::uuid END,
+                c.{col(C, "id")},
+                CASE WHEN g %% 5 = 0 THEN (%(agents)s::uuid[])[1 + g %% %(agent_count)s] END,
+                'bulk-' || g,
+                now() - interval '1 day' - g * interval '30 seconds',
+                now() - interval '1 day' - g * interval '30 seconds',
+                CASE WHEN g %% 7 = 0 THEN now() - interval '1 day' - g * interval '20 seconds' END
+            FROM generate_series(1, %(count)s) AS g
+            JOIN {table(C)} c ON c.{col(C, "organization")} = %(org)s
+                AND c.{col(C, "external_id")} = 'bulk-cli-' || (1 + g %% %(contacts)s)
+            """,  # noqa: S608
+            {
+                "org": organization,
+                "first": first,
+                "count": count,
+                "subjects": SUBJECTS,
+                "subject_count": len(SUBJECTS),
+                "open": statuses[StatusCategory.OPEN],
+                "in_progress": statuses[StatusCategory.IN_PROGRESS],
+                "resolved": statuses[StatusCategory.RESOLVED],
+                "agents": agents,
+                "agent_count": len(agents),
+                "contacts": CONTACTS,
+            },
+        )
+        for internal, origin, body in (
+            (False, "cliente_api", "Alguma novidade sobre o meu pedido?"),
+            (True, "agente", "Nota: cliente antigo, verificar histórico."),
+        ):
+            cursor.execute(
+                f"""
+                INSERT INTO {table(R)} ({col(R, "id")}, {col(R, "ticket")}, {col(R, "body")}, {col(R, "is_internal")},
+                    {col(R, "origin")}, {col(R, "author_agent")}, {col(R, "author_contact")}, {col(R, "edited")},
+                    {col(R, "created_at")}, {col(R, "updated_at")})
+                SELECT gen_random_uuid(), t.{col(T, "id")}, %(body)s, %(internal)s, %(origin)s,
+                    CASE WHEN %(internal)s THEN (%(agents)s::uuid[])[1 + t.{col(T, "number")} %% %(agent_count)s] END,
+                    CASE WHEN %(internal)s THEN NULL ELSE t.{col(T, "requester")} END,
+                    false, t.{col(T, "created_at")} + interval '1 hour', t.{col(T, "created_at")} + interval '1 hour'
+                FROM {table(T)} t
+                WHERE t.{col(T, "organization")} = %(org)s AND t.{col(T, "number")} > %(first)s
+                """,  # noqa: S608
+                {
+                    "org": organization,
+                    "first": first,
+                    "body": body,
+                    "internal": internal,
+                    "origin": origin,
+                    "agents": agents,
+                    "agent_count": len(agents),
+                },
+            )
+        sequence.last_number = first + count
+        sequence.save(update_fields=["last_number"])
+    with connection.cursor() as cursor:
+        for model in (Contact, Ticket, Reply):
+            cursor.execute(f"ANALYZE {table(model)}")  # noqa: S608
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,350 @@
+"""Targets, and the results as a text table, Markdown and JSON."""
+
+import re
+from dataclasses import asdict, dataclass
+
+RATIO_MIN = 0.5
+P99_OVER_P50_MAX = 3.0
+PAGE_100_OVER_25_MIN = 0.3
+SEARCH_100K_OVER_LIST_MIN = 0.3
+SQL_MAX = {"create": 7, "list_25": 4, "list_100": 4, "search": 4, "detail": 4, "agents": 3}
+WEBHOOK_RATE_MIN = 200.0
+WEBHOOK_P95_MAX_S = 1.0
+WEBHOOK_DRAIN_MAX_S = 60.0
+TARGET_CONNECTIONS = 16
+
+
+@dataclass
+class Check:
+    """One target of the issue: the measured value, the limit, and what misses it."""
+
+    name: str
+    value: str
+    limit: str
+    ok: bool
+    detail: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return "ok" if self.ok else "MISSED"
+
+
+def fmt(value, digits: int = 1, suffix: str = "") -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}{suffix}"
+
+
+def _spread(run: dict) -> float | None:
+    return run["p99_ms"] / run["p50_ms"] if run["p50_ms"] else None
+
+
+def _row_misses(row: dict, sql: dict) -> list[str]:
+    """What this row misses: ratio and p99/p50 at 16 connections, errors, SQL per request."""
+    misses = []
+    product = row["product"]
+    if row["connections"] == TARGET_CONNECTIONS:
+        if row.get("ratio") is None or row["ratio"] < RATIO_MIN:
+            misses.append("ratio")
+        spread = _spread(product)
+        if spread is None or spread > P99_OVER_P50_MAX:
+            misses.append("p99/p50")
+    if product["errors"]:
+        misses.append("errors")
+    limit = SQL_MAX.get(row["key"])
+    statements = sql.get(row["key"], {}).get("product")
+    if limit is not None and (statements is None or statements > limit):
+        misses.append("SQL")
+    return misses
+
+
+def _worst(rows: list[dict], value, *, lowest: bool) -> tuple:
+    measured = [(value(row), row) for row in rows if value(row) is not None]
+    if not measured:
+        return None, None
+    return (min if lowest else max)(measured, key=lambda pair: pair[0])
+
+
+def checks(results: dict) -> list[Check]:
+    rows = results["rows"]
+    at16 = [row for row in rows if row["connections"] == TARGET_CONNECTIONS]
+    found = []
+
+    ratio, worst = _worst(at16, lambda row: row.get("ratio"), lowest=True)
+    below = [row["label"] for row in at16 if row.get("ratio") is None or row["ratio"] < RATIO_MIN]
+    found.append(
+        Check(
+            "every endpoint at 16 connections, req/s vs its bare reference",
+            f"min {fmt(ratio, 2)} ({worst['label'] if worst else '-'})",
+            f">= {RATIO_MIN}x",
+            not below,
+            f"{len(below)} of {len(at16)} below: " + "; ".join(below) if below else "",
+        )
+    )
+    spread, worst = _worst(at16, lambda row: _spread(row["product"]), lowest=False)
+    over = [row["label"] for row in at16 if (_spread(row["product"]) or 1e9) > P99_OVER_P50_MAX]
+    found.append(
+        Check(
+            "p99 / p50 at 16 connections",
+            f"max {fmt(spread, 1)} ({worst['label'] if worst else '-'})",
+            f"<= {P99_OVER_P50_MAX:g}",
+            not over,
+            "over: " + "; ".join(over) if over else "",
+        )
+    )
+    runs = [(f"{row['label']} @{row['connections']}", row["product"]) for row in rows]
+    runs += [(f"{run['label']} @{run['tickets']:,} tickets", run["product"]) for run in results.get("busca", [])[2:]]
+    failing = [f"{name}: {run['errors']} {run.get('error_detail', '')}" for name, run in runs if run["errors"]]
+    found.append(
+        Check(
+            "errors (connect, read, write, timeout, non-2xx), every product run",
+            str(sum(run["errors"] for _, run in runs)),
+            "0",
+            not failing,
+            "; ".join(failing),
+        )
+    )
+    ratios = results["ratios"]
+    for name, value, limit in (
+        (
+            "por_pagina=100 vs por_pagina=25 at 16 connections (req/s)",
+            ratios.get("page_100_over_25"),
+            PAGE_100_OVER_25_MIN,
+        ),
+        (
+            "busca vs plain list at 100,000 tickets (req/s)",
+            ratios.get("search_over_list_100k"),
+            SEARCH_100K_OVER_LIST_MIN,
+        ),
+    ):
+        found.append(Check(name, fmt(value, 2), f">= {limit}x", value is not None and value >= limit))
+    sql = results["sql"]
+    for name, keys in (
+        ("SQL per request, create", ["create"]),
+        ("SQL per request, list (25, 100 and busca)", ["list_25", "list_100", "search"]),
+        ("SQL per request, read one", ["detail"]),
+        ("SQL per request, atendentes", ["agents"]),
+    ):
+        values = [sql.get(key, {}).get("product") for key in keys]
+        limit = SQL_MAX[keys[0]]
+        measured = [value for value in values if value is not None]
+        found.append(
+            Check(
+                name + " (transaction control included)",
+                " / ".join(fmt(value, 1) for value in values),
+                f"<= {limit}",
+                len(measured) == len(keys) and max(measured) <= limit,
+            )
+        )
+    hooks = results.get("webhooks") or {}
+    steady, burst = hooks.get("steady") or {}, hooks.get("burst") or {}
+    rate = burst.get("deliveries_per_second")
+    found.append(
+        Check(
+            "webhook deliveries per second, default worker settings",
+            fmt(rate, 0),
+            f">= {WEBHOOK_RATE_MIN:g}",
+            rate is not None and rate >= WEBHOOK_RATE_MIN,
+        )
+    )
+    p95 = steady.get("latency_p95_s")
+    found.append(
+        Check(
+            "webhook event -> receiver p95, queue not backed up",
+            fmt(p95, 3, " s"),
+            f"< {WEBHOOK_P95_MAX_S:g} s",
+            p95 is not None and p95 < WEBHOOK_P95_MAX_S,
+        )
+    )
+    drain = burst.get("drain_seconds")
+    found.append(
+        Check(
+            f"{burst.get('events', 5000):,} webhook events drained",
+            fmt(drain, 1, " s") if drain is not None else _not_drained(burst),
+            f"< {WEBHOOK_DRAIN_MAX_S:g} s",
+            drain is not None and drain < WEBHOOK_DRAIN_MAX_S,
+        )
+    )
+    return found
+
+
+def _not_drained(burst: dict) -> str:
+    text = f"not drained: {burst.get('delivered_unique', 0):,} in {burst.get('drain_cap_seconds', 0):g} s"
+    rate = burst.get("deliveries_per_second")
+    if rate:
+        text += f", ~{burst.get('events', 0) / rate:,.0f} s at {rate:,.0f}/s"
+    return text
+
+
+def table_rows(results: dict) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "endpoint",
+        "conns",
+        "req/s",
+        "ref req/s",
+        "ratio",
+        "p50 ms",
+        "p99 ms",
+        "p99/p50",
+        "errors",
+        "SQL/req",
+        "ref SQL/req",
+        "targets",
+    ]
+    body = []
+    for row in results["rows"]:
+        product, reference = row["product"], row.get("reference")
+        sql = results["sql"].get(row["key"], {})
+        misses = _row_misses(row, results["sql"])
+        body.append(
+            [
+                row["label"],
+                str(row["connections"]),
+                fmt(product["rps"], 0),
+                fmt(reference["rps"], 0) if reference else "-",
+                fmt(row.get("ratio"), 2),
+                fmt(product["p50_ms"], 1),
+                fmt(product["p99_ms"], 1),
+                fmt(_spread(product), 1),
+                str(product["errors"]),
+                fmt(sql.get("product"), 1),
+                fmt(sql.get("reference"), 1),
+                "MISSED: " + ", ".join(misses) if misses else "ok",
+            ]
+        )
+    return header, body
+
+
+_NUMBER = re.compile(r"-|[0-9][0-9,.]*( s)?")
+
+
+def _text_table(header: list[str], body: list[list[str]]) -> str:
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    numeric = [all(_NUMBER.fullmatch(cells[i]) for cells in body) for i in range(len(header))]
+
+    def line(cells):
+        return "  ".join(
+            cell.rjust(width) if right else cell.ljust(width)
+            for cell, width, right in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(cells) for cells in body)])
+
+
+def _md_table(header: list[str], body: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |" for cells in body]
+    return "\n".join(lines)
+
+
+def _busca(results: dict) -> tuple[list[str], list[list[str]]]:
+    header = ["measurement", "tickets", "req/s", "ref req/s", "ratio", "p50 ms", "p99 ms", "errors", "vs plain list"]
+    body = []
+    for run in results.get("busca", []):
+        product, reference = run["product"], run.get("reference")
+        body.append(
+            [
+                run["label"],
+                f"{run['tickets']:,}",
+                fmt(product["rps"], 0),
+                fmt(reference["rps"], 0) if reference else "-",
+                fmt(run.get("ratio"), 2),
+                fmt(product["p50_ms"], 1),
+                fmt(product["p99_ms"], 1),
+                str(product["errors"]),
+                fmt(run.get("vs_list"), 2),
+            ]
+        )
+    return header, body
+
+
+def _webhooks(results: dict) -> tuple[list[str], list[list[str]]]:
+    hooks = results.get("webhooks") or {}
+    steady, burst = hooks.get("steady") or {}, hooks.get("burst") or {}
+    latencies = ("latency_p50_s", "latency_p95_s", "latency_p99_s")
+    drained = fmt(burst.get("drain_seconds"), 1, " s") if burst.get("drained") else _not_drained(burst)
+    body = [
+        ["deliveries/s (burst, first to last delivery)", fmt(burst.get("deliveries_per_second"), 0)],
+        [
+            f"steady: {steady.get('replies', 0)} agent replies at {steady.get('rate', 0):g}/s (panel API), delivered",
+            str(steady.get("delivered", "-")),
+        ],
+        [
+            "steady: event criado_em -> receiver p50 / p95 / p99",
+            " / ".join(fmt(steady.get(k), 3, " s") for k in latencies),
+        ],
+        [f"burst: {burst.get('events', 0):,} events drained, first to last delivery", drained],
+        ["burst: worker start to last delivery", fmt(burst.get("worker_start_to_last_seconds"), 1, " s")],
+        ["burst: events written while the worker was stopped, in", fmt(burst.get("written_seconds"), 1, " s")],
+        ["burst: duplicate deliveries at the receiver", str(burst.get("duplicates", "-"))],
+    ]
+    return ["webhooks (Procfile worker, default settings)", "value"], body
+
+
+def _sections(results: dict, found: list[Check]) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
+    ratios = results["ratios"]
+    page_note = (
+        f"por_pagina=100 vs por_pagina=25 (product req/s): {fmt(ratios.get('page_100_over_25'), 2)} at 16 connections, "
+        f"{fmt(ratios.get('page_100_over_25_at_64'), 2)} at 64."
+    )
+    missed_details = [f"{c.name}: {c.detail}" for c in found if not c.ok and c.detail]
+    return [
+        ("Endpoints: product vs bare reference, 1,000 seeded tickets", *table_rows(results), [NOTES]),
+        ("busca, 16 connections", *_busca(results), [page_note]),
+        ("Webhooks", *_webhooks(results), []),
+        (
+            "Targets",
+            ["target", "value", "limit", "result"],
+            [[c.name, c.value, c.limit, c.verdict] for c in found],
+            missed_details,
+        ),
+    ]
+
+
+NOTES = (
+    "req/s, p50, p99, errors: the product's, from wrk (-t2, one run per row). ratio: product req/s / reference req/s, "
+    "the two runs back to back. SQL/req: statements per request counted by pg_stat_statements for the server's own "
+    "database role, one request at a time, transaction control included (BEGIN, COMMIT, SAVEPOINT, RELEASE, SET)."
+)
+
+
+def _summary(found: list[Check]) -> str:
+    missed = [c for c in found if not c.ok]
+    return f"Targets: {len(found) - len(missed)} ok, {len(missed)} MISSED" + "".join(
+        f"\n  MISSED {c.name}: {c.value} (limit {c.limit})" for c in missed
+    )
+
+
+def render_text(results: dict) -> str:
+    found = checks(results)
+    parts = []
+    for title, header, body, notes in _sections(results, found):
+        parts += [f"== {title}", _text_table(header, body), *notes, ""]
+    parts.append(_summary(found))
+    return "\n".join(parts)
+
+
+def render_markdown(results: dict) -> str:
+    found = checks(results)
+    meta = results["meta"]
+    parts = [
+        f"Run of {meta['finished_at']} ({meta['seconds']:.0f} s) on {meta['machine']}, commit `{meta['commit']}`, "
+        f"load average before {meta['load_average_before'][0]:.2f}; wrk {meta['duration_s']:g} s per run.",
+        "",
+        f"- web: `{meta['web_command']}`",
+        f"- reference: `{meta['reference_command']}`",
+        f"- worker: `{meta['worker_command']}`",
+        "",
+    ]
+    for title, header, body, notes in _sections(results, found):
+        parts += [f"#### {title}", "", _md_table(header, body), ""]
+        parts += [f"{note}\n" for note in notes]
+    return "\n".join(parts)
+
+
+def missed(results: dict) -> list[Check]:
+    return [check for check in checks(results) if not check.ok]
+
+
+def as_json(results: dict) -> dict:
+    return {**results, "targets": [asdict(check) | {"result": check.verdict} for check in checks(results)]}
