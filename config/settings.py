@@ -82,7 +82,10 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db_url("DATABASE_URL")}
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=0))
+    # Persistent connections (checked before reuse): a new PostgreSQL connection per request
+    # or per Celery task costs more than the request itself.
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=600))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 else:
     DATABASES = {
         "default": {
