@@ -1,8 +1,9 @@
 """Outbox: an event and one delivery per subscribed, active webhook, written in
 the transaction of the action that caused it; queued to Celery once it commits.
 
-Payloads are built from the partner API's serializers, so a webhook shows a
-ticket exactly as GET /api/v1/tickets/{id} does, and never an internal note.
+Payloads are built by the partner API's own builders (tickets.api.output), so a
+webhook shows a ticket exactly as GET /api/v1/tickets/{id} does, and never an
+internal note.
 """
 
 import json
@@ -13,25 +14,23 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
-from rest_framework import serializers
 
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
-from tickets.api.serializers import ReplyPublicOut, TicketSummaryOut
+from tickets.api.output import iso, reply_public, ticket_summary
 from tickets.models import Reply, ReplyOrigin, Ticket
+from tickets.selectors import REPLY_COLUMNS, TICKET_COLUMNS
 
 
 def _body(event_id, kind: str, created_at, data: dict) -> str:
-    # Timestamps exactly as the API writes them (DRF: microseconds, "Z").
-    timestamp = serializers.DateTimeField().to_representation(created_at)
-    payload = {"id": str(event_id), "evento": kind, "criado_em": timestamp, "data": data}
+    # Timestamps exactly as the API writes them (microseconds, "Z").
+    payload = {"id": str(event_id), "evento": kind, "criado_em": iso(created_at), "data": data}
     return json.dumps(payload, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":"))
 
 
 def _ticket_data(ticket_id) -> dict:
-    ticket = Ticket.objects.select_related("status", "requester").get(pk=ticket_id)
-    return TicketSummaryOut(ticket).data
+    return ticket_summary(Ticket.objects.values_list(*TICKET_COLUMNS).get(pk=ticket_id))
 
 
 def _first_attempt_guard():
@@ -72,9 +71,7 @@ def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> We
     def build() -> dict:
         data = {
             "ticket": _ticket_data(reply.ticket_id),
-            "resposta": ReplyPublicOut(
-                Reply.objects.select_related("author_agent", "author_contact").get(pk=reply.pk)
-            ).data,
+            "resposta": reply_public(Reply.objects.values_list(*REPLY_COLUMNS).get(pk=reply.pk)),
         }
         if previous_body is not None:
             data["mensagem_anterior"] = previous_body

@@ -1,76 +1,112 @@
 """Read queries for tickets: each list runs a fixed number of queries."""
 
+import logging
 import re
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.contrib.postgres.expressions import ArraySubquery
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import BooleanField, F, Func, Q, QuerySet
 
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
-from tickets.models import Reply, StatusCategory, Ticket, TicketStatus
+from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketStatus
+
+logger = logging.getLogger(__name__)
 
 _TICKET_NUMBER_RE = re.compile(r"[0-9]{1,9}")
 
-
-def _replies_prefetch(queryset: QuerySet[Reply], to_attr: str) -> Prefetch:
-    return Prefetch(
-        "replies",
-        queryset=queryset.select_related("author_agent", "author_contact").order_by("created_at", "id"),
-        to_attr=to_attr,
-    )
-
-
-def public_replies_prefetch() -> Prefetch:
-    """Internal notes are never even loaded for the partner."""
-    return _replies_prefetch(Reply.objects.filter(is_internal=False), "public_replies")
-
-
-def thread_prefetch() -> Prefetch:
-    """The whole thread, internal notes included, as agents see it."""
-    return _replies_prefetch(Reply.objects.all(), "thread")
-
-
-def ticket_public_queryset(*, organization: Organization) -> QuerySet[Ticket]:
-    """Tickets with everything the partner payload shows."""
-    return (
-        Ticket.objects.filter(organization=organization)
-        .select_related("status", "requester")
-        .prefetch_related(public_replies_prefetch())
-    )
-
-
-def ticket_panel_queryset(*, organization: Organization) -> QuerySet[Ticket]:
-    """Tickets as agents see them: the whole thread and the assignee."""
-    return (
-        Ticket.objects.filter(organization=organization)
-        .select_related("status", "requester", "assignee")
-        .prefetch_related(thread_prefetch())
-    )
+# Rows for the hot paths' output (tickets.api.output builds the payloads from them, no model instances).
+TICKET_COLUMNS = (
+    "id",
+    "number",
+    "subject",
+    "description",
+    "priority",
+    "channel",
+    "external_id",
+    "source_system",
+    "created_at",
+    "updated_at",
+    "resolved_at",
+    "status__name",
+    "status__category",
+    "status__color",
+    "requester__name",
+    "requester__email",
+    "requester__phone",
+    "requester__external_id",
+)
+PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name")
+REPLY_COLUMNS = (
+    "ticket_id",
+    "id",
+    "body",
+    "origin",
+    "edited",
+    "created_at",
+    "is_internal",
+    "author_agent_id",
+    "author_agent__name",
+    "author_contact__name",
+    "author_contact__email",
+    "author_contact__external_id",
+)
 
 
 def _filtered(
-    queryset: QuerySet[Ticket], *, priority=None, number=None, search=None, status_id=None, assignee_id=None
+    organization: Organization, *, priority=None, number=None, search=None, status_id=None, assignee_id=None
 ) -> QuerySet[Ticket]:
     """Newest first; filters combine with AND; `search` as DESIGN.md, Tickets."""
     filters = {"priority": priority, "number": number, "status_id": status_id, "assignee_id": assignee_id}
-    queryset = queryset.filter(**{field: value for field, value in filters.items() if value not in (None, "")})
+    tickets = Ticket.objects.filter(organization=organization)
+    tickets = tickets.filter(**{field: value for field, value in filters.items() if value not in (None, "")})
     if search:
-        matches = (
-            Q(subject__icontains=search)
-            | Q(description__icontains=search)
-            | Q(requester__name__icontains=search)
-            | Q(requester__email__icontains=search)
-        )
-        if _TICKET_NUMBER_RE.fullmatch(search):
-            matches |= Q(number=int(search))
-        queryset = queryset.filter(matches)
-    return queryset.order_by("-created_at", "-number")
+        tickets = tickets.filter(_search_condition(organization, search))
+    return tickets.order_by("-created_at", "-number")
+
+
+TRIGRAM = 3  # pg_trgm indexes answer patterns of at least this many characters
+
+
+class _EqualsAny(Func):
+    """`<column> = ANY(<array>)`: unlike `IN (<subquery>)`, an index can answer it inside an OR."""
+
+    output_field = BooleanField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        column_sql, column_params = compiler.compile(self.source_expressions[0])
+        array_sql, array_params = compiler.compile(self.source_expressions[1])
+        return f"{column_sql} = ANY({array_sql})", (*column_params, *array_params)
+
+
+def _search_condition(organization: Organization, search: str) -> Q:
+    """What `search` finds: a case-insensitive substring of the subject, the description, or the
+    requester's name or e-mail, or the ticket number itself.
+
+    Every part is a condition on the ticket row that an index answers on PostgreSQL: the
+    trigram indexes of tickets.migrations.0003 for the text, and the requester as
+    `requester_id = ANY(ARRAY(<matching contacts>))`, so the planner can either combine
+    the indexes (few matches) or walk the newest-first index and stop at the page (many).
+    """
+    contacts = Contact.objects.filter(organization=organization)
+    contacts = contacts.filter(Q(name__icontains=search) | Q(email__icontains=search)).order_by().values("pk")
+    if connection.vendor == "postgresql" and len(search) >= TRIGRAM:
+        by_requester = Q(_EqualsAny(F("requester_id"), ArraySubquery(contacts)))
+    else:  # trigrams cannot help a shorter term: a hashed IN beats a long array compared row by row
+        by_requester = Q(requester__in=contacts)
+    condition = Q(subject__icontains=search) | Q(description__icontains=search) | by_requester
+    if _TICKET_NUMBER_RE.fullmatch(search):
+        condition |= Q(number=int(search))
+    return condition
 
 
 def ticket_list_public(
     *, organization: Organization, priority: str | None = None, number: int | None = None, search: str | None = None
 ) -> QuerySet[Ticket]:
-    return _filtered(ticket_public_queryset(organization=organization), priority=priority, number=number, search=search)
+    """The organization's tickets, filtered, newest first (read as TICKET_COLUMNS rows)."""
+    return _filtered(organization, priority=priority, number=number, search=search)
 
 
 def ticket_list_panel(
@@ -82,8 +118,9 @@ def ticket_list_panel(
     status_id=None,
     assignee_id=None,
 ) -> QuerySet[Ticket]:
+    """The partner's filters plus status and assignee (read as PANEL_TICKET_COLUMNS rows)."""
     return _filtered(
-        ticket_panel_queryset(organization=organization),
+        organization,
         priority=priority,
         number=number,
         search=search,
@@ -98,16 +135,14 @@ def ticket_get(*, organization: Organization, ticket_id, queryset: QuerySet[Tick
     return object_by_id(queryset.filter(organization=organization), ticket_id, missing=TicketNotFound)
 
 
-def ticket_get_public(*, organization: Organization, ticket_id) -> Ticket:
-    return ticket_get(
-        organization=organization, ticket_id=ticket_id, queryset=ticket_public_queryset(organization=organization)
-    )
+def ticket_row_public(*, organization: Organization, ticket_id) -> tuple:
+    rows = Ticket.objects.values_list(*TICKET_COLUMNS)
+    return object_by_id(rows.filter(organization=organization), ticket_id, missing=TicketNotFound)
 
 
-def ticket_get_panel(*, organization: Organization, ticket_id) -> Ticket:
-    return ticket_get(
-        organization=organization, ticket_id=ticket_id, queryset=ticket_panel_queryset(organization=organization)
-    )
+def ticket_row_panel(*, organization: Organization, ticket_id) -> tuple:
+    rows = Ticket.objects.values_list(*PANEL_TICKET_COLUMNS)
+    return object_by_id(rows.filter(organization=organization), ticket_id, missing=TicketNotFound)
 
 
 def _replies_of(ticket) -> QuerySet[Reply]:
@@ -124,6 +159,17 @@ def reply_get(*, ticket: Ticket, reply_id) -> Reply:
     return object_by_id(_replies_of(ticket), reply_id, missing=ReplyNotFound)
 
 
+def reply_rows_by_ticket(ticket_ids: list, *, include_internal: bool = False) -> dict:
+    """The replies of these tickets as REPLY_COLUMNS rows, oldest first, in one query."""
+    replies = Reply.objects.filter(ticket_id__in=ticket_ids)
+    if not include_internal:
+        replies = replies.filter(is_internal=False)
+    by_ticket: dict = {ticket_id: [] for ticket_id in ticket_ids}
+    for row in replies.order_by("created_at", "id").values_list(*REPLY_COLUMNS):
+        by_ticket[row[0]].append(row)
+    return by_ticket
+
+
 def reply_for_output(reply: Reply) -> Reply:
     return _replies_of(reply.ticket_id).get(pk=reply.pk)
 
@@ -137,8 +183,47 @@ def status_first_of_category(*, organization_id, category: str) -> TicketStatus 
     )
 
 
+_STATUS_FIELDS = ("id", "organization_id", "name", "category", "color", "position")
+STATUS_CACHE_SECONDS = 300
+
+
+def _default_status_key(organization_id) -> str:
+    return f"tickets:default-open-status:{organization_id}"
+
+
 def status_default_open(*, organization: Organization) -> TicketStatus:
-    return status_first_of_category(organization_id=organization.pk, category=StatusCategory.OPEN)
+    """Where a new ticket starts, asked for on every create: cached per organization, and
+    forgotten as soon as any status of the organization changes (status_cache_forget)."""
+    key = _default_status_key(organization.pk)
+    try:
+        cached = cache.get(key)
+    except Exception:  # the cache is an accelerator; the database answers when it is down
+        logger.warning("cache unavailable for %s", key, exc_info=True)
+        cached = None
+    if cached is not None:
+        status = TicketStatus(**dict(zip(_STATUS_FIELDS, cached, strict=True)))
+        status._state.adding, status._state.db = False, "default"
+        return status
+    status = status_first_of_category(organization_id=organization.pk, category=StatusCategory.OPEN)
+    if status is not None:
+        try:
+            cache.set(key, tuple(getattr(status, name) for name in _STATUS_FIELDS), STATUS_CACHE_SECONDS)
+        except Exception:
+            logger.warning("cache unavailable for %s", key, exc_info=True)
+    return status
+
+
+def status_cache_forget(organization_id) -> None:
+    """Now, and again once the change commits: a read racing with the change cannot keep the old value."""
+
+    def forget() -> None:
+        try:
+            cache.delete(_default_status_key(organization_id))
+        except Exception:
+            logger.warning("could not drop the cached default status of %s", organization_id, exc_info=True)
+
+    forget()
+    transaction.on_commit(forget)
 
 
 def status_list(*, organization: Organization) -> QuerySet[TicketStatus]:

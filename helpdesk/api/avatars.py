@@ -18,10 +18,10 @@ from helpdesk.models import Agent
 _signer = signing.TimestampSigner(salt="helpdesk.avatar")
 
 
-def avatar_url(request, agent: Agent) -> str | None:
-    if not agent.avatar:
+def avatar_url(request, agent_id, avatar_name: str) -> str | None:
+    if not avatar_name:
         return None
-    token = _signer.sign_object({"a": str(agent.pk), "n": agent.avatar.name}, compress=True)
+    token = _signer.sign_object({"a": str(agent_id), "n": avatar_name}, compress=True)
     return request.build_absolute_uri(reverse("agent-avatar-detail", kwargs={"token": token}))
 
 

@@ -21,17 +21,21 @@ class Page:
         return max(1, math.ceil(self.total / self.per_page))
 
 
-def paginate(queryset, *, page: int, per_page: int) -> Page:
-    """Two queries: a count and the slice. A page past the end is simply empty."""
+def paginate(queryset, *, page: int, per_page: int, columns: tuple[str, ...] | None = None) -> Page:
+    """Two queries whatever the page size: a count (on the plain queryset, without the joins
+    of `columns`), and the page as `columns` rows when given. A page past the end is empty."""
     total = queryset.count()
     offset = (page - 1) * per_page
-    items = list(queryset[offset : offset + per_page]) if offset < total else []
+    rows = queryset.values_list(*columns) if columns else queryset
+    items = list(rows[offset : offset + per_page]) if offset < total else []
     return Page(items=items, total=total, per_page=per_page, number=page)
 
 
-def page_payload(page: Page, serializer_class, **serializer_kwargs) -> dict:
+def page_payload(page: Page, build) -> dict:
+    """`build` turns the page's items into their payloads: a serializer class or a function of the list."""
+    data = build(page.items, many=True).data if isinstance(build, type) else build(page.items)
     return {
-        "data": serializer_class(page.items, many=True, **serializer_kwargs).data,
+        "data": data,
         "total": page.total,
         "por_pagina": page.per_page,
         "pagina_atual": page.number,
@@ -58,6 +62,6 @@ class PageQuery(serializers.Serializer):
     def filters(self) -> dict:
         return {name: value for name, value in self.validated_data.items() if name not in PAGE_PARAMETERS}
 
-    def page_of(self, queryset, *, per_page: int | None = None) -> Page:
+    def page_of(self, queryset, *, columns: tuple[str, ...] | None = None, per_page: int | None = None) -> Page:
         data = self.validated_data
-        return paginate(queryset, page=data["page"], per_page=per_page or data["por_pagina"])
+        return paginate(queryset, page=data["page"], per_page=per_page or data["por_pagina"], columns=columns)

@@ -332,10 +332,11 @@ def test_unexpected_exception_in_a_view_is_a_500_envelope_without_a_stack_trace(
 
 
 def test_unexpected_exception_after_a_write_rolls_the_ticket_back(partner, monkeypatch):
-    def explode(**kwargs):
+    def explode(ticket):
         raise RuntimeError("falha depois de gravar")
 
-    monkeypatch.setattr("tickets.api.views.ticket_get_public", explode)
+    # The ticket is written; building the answer from it fails.
+    monkeypatch.setattr("tickets.api.views.ticket_new_public", explode)
 
     response = partner.post(
         TICKETS, {**TICKET_BODY, "solicitante": {"nome": "Ana", "external_id": "cli-1"}}, format="json"
@@ -353,7 +354,8 @@ def test_unexpected_exception_after_a_write_rolls_the_reply_back(partner, organi
     def explode(reply):
         raise RuntimeError("falha depois de gravar")
 
-    monkeypatch.setattr("tickets.api.views.reply_for_output", explode)
+    # The reply is written; building the answer from it fails.
+    monkeypatch.setattr("tickets.api.views.reply_row", explode)
 
     response = partner.post(f"{TICKETS}/{ticket.pk}/respostas", {"mensagem": "Oi"}, format="json")
 

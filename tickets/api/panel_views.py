@@ -7,6 +7,7 @@ from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
+from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
 from tickets.api.panel_serializers import (
     PanelReplyEditIn,
     PanelReplyIn,
@@ -16,7 +17,14 @@ from tickets.api.panel_serializers import (
     PanelTicketOut,
     PanelTicketUpdateIn,
 )
-from tickets.selectors import reply_get, status_list, ticket_get, ticket_get_panel, ticket_list_panel
+from tickets.selectors import (
+    PANEL_TICKET_COLUMNS,
+    reply_get,
+    status_list,
+    ticket_get,
+    ticket_list_panel,
+    ticket_row_panel,
+)
 from tickets.services import (
     reply_create_by_agent,
     reply_edit_as_agent,
@@ -39,8 +47,10 @@ class PanelTicketViewSet(AgentPanelViewSet):
     )
     def list(self, request):
         query = PanelTicketListQuery.from_request(request)
-        page = query.page_of(ticket_list_panel(organization=self.organization, **query.filters))
-        return EnvelopeResponse(page_payload(page, PanelTicketOut), message="Tickets listados.")
+        page = query.page_of(
+            ticket_list_panel(organization=self.organization, **query.filters), columns=PANEL_TICKET_COLUMNS
+        )
+        return EnvelopeResponse(page_payload(page, tickets_panel), message="Tickets listados.")
 
     @extend_schema(
         operation_id="panel_tickets_retrieve",
@@ -48,8 +58,8 @@ class PanelTicketViewSet(AgentPanelViewSet):
         responses={200: envelope("TicketDoPainel", PanelTicketOut), **errors(401, 403, 404, 429)},
     )
     def retrieve(self, request, id):
-        ticket = ticket_get_panel(organization=self.organization, ticket_id=id)
-        return EnvelopeResponse(PanelTicketOut(ticket).data, message="Ticket encontrado.")
+        row = ticket_row_panel(organization=self.organization, ticket_id=id)
+        return EnvelopeResponse(tickets_panel([row])[0], message="Ticket encontrado.")
 
     @extend_schema(
         operation_id="panel_tickets_update",
@@ -61,9 +71,8 @@ class PanelTicketViewSet(AgentPanelViewSet):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
         payload = PanelTicketUpdateIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        ticket_update_by_ids(ticket=ticket, **payload.validated_data)
-        ticket = ticket_get_panel(organization=self.organization, ticket_id=id)
-        return EnvelopeResponse(PanelTicketOut(ticket).data, message="Ticket atualizado.")
+        ticket = ticket_update_by_ids(ticket=ticket, **payload.validated_data)
+        return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket atualizado.")
 
     @extend_schema(
         operation_id="panel_replies_create",
@@ -77,9 +86,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
         payload = PanelReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_create_by_agent(ticket=ticket, agent=self.agent, **payload.validated_data)
-        return EnvelopeResponse(
-            PanelReplyOut(reply_get(ticket=ticket, reply_id=reply.pk)).data, message="Resposta enviada.", status=201
-        )
+        return EnvelopeResponse(reply_panel(reply_row(reply)), message="Resposta enviada.", status=201)
 
     @extend_schema(
         operation_id="panel_replies_update",
@@ -97,7 +104,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
         payload = PanelReplyEditIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_agent(reply=reply, agent=self.agent, **payload.validated_data)
-        return EnvelopeResponse(PanelReplyOut(reply).data, message="Resposta atualizada.")
+        return EnvelopeResponse(reply_panel(reply_row(reply)), message="Resposta atualizada.")
 
 
 class PanelStatusViewSet(AgentPanelViewSet):

@@ -11,8 +11,9 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet
+from tickets.api.output import reply_public, reply_row, ticket_new_public, ticket_row, tickets_public
 from tickets.api.serializers import ReplyIn, ReplyPublicOut, TicketCreateIn, TicketListQuery, TicketPublicOut
-from tickets.selectors import reply_for_output, reply_get_public, ticket_get, ticket_get_public, ticket_list_public
+from tickets.selectors import TICKET_COLUMNS, reply_get_public, ticket_get, ticket_list_public, ticket_row_public
 from tickets.services import (
     reply_create_by_customer,
     reply_edit_as_customer,
@@ -21,6 +22,7 @@ from tickets.services import (
 )
 
 AGENTS_PER_PAGE = 10
+AGENT_COLUMNS = ("id", "name", "avatar")
 TAGS = ["Parceiros v1"]
 
 
@@ -36,8 +38,10 @@ class TicketViewSet(PartnerViewSet):
     )
     def list(self, request):
         query = TicketListQuery.from_request(request)
-        page = query.page_of(ticket_list_public(organization=self.organization, **query.filters))
-        return EnvelopeResponse(page_payload(page, TicketPublicOut), message="Tickets listados.")
+        page = query.page_of(
+            ticket_list_public(organization=self.organization, **query.filters), columns=TICKET_COLUMNS
+        )
+        return EnvelopeResponse(page_payload(page, tickets_public), message="Tickets listados.")
 
     @extend_schema(
         operation_id="v1_tickets_create",
@@ -53,9 +57,9 @@ class TicketViewSet(PartnerViewSet):
         payload = TicketCreateIn(data=request.data)
         payload.is_valid(raise_exception=True)
         ticket, created = ticket_create(organization=self.organization, **payload.validated_data)
-        data = TicketPublicOut(ticket_get_public(organization=self.organization, ticket_id=ticket.pk)).data
         if created:
-            return EnvelopeResponse(data, message="Ticket criado.", status=201)
+            return EnvelopeResponse(ticket_new_public(ticket), message="Ticket criado.", status=201)
+        data = tickets_public([ticket_row(ticket)])[0]
         return EnvelopeResponse(data, message="Ticket já existente para este external_id.")
 
     @extend_schema(
@@ -64,8 +68,8 @@ class TicketViewSet(PartnerViewSet):
         responses={200: envelope("TicketEncontrado", TicketPublicOut), **errors(401, 404, 429)},
     )
     def retrieve(self, request, id):
-        ticket = ticket_get_public(organization=self.organization, ticket_id=id)
-        return EnvelopeResponse(TicketPublicOut(ticket).data, message="Ticket encontrado.")
+        row = ticket_row_public(organization=self.organization, ticket_id=id)
+        return EnvelopeResponse(tickets_public([row])[0], message="Ticket encontrado.")
 
     @extend_schema(
         operation_id="v1_tickets_replies_create",
@@ -79,7 +83,7 @@ class TicketViewSet(PartnerViewSet):
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_create_by_customer(ticket=ticket, **payload.validated_data)
-        return EnvelopeResponse(ReplyPublicOut(reply_for_output(reply)).data, message="Resposta enviada.", status=201)
+        return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta enviada.", status=201)
 
     @extend_schema(
         operation_id="v1_tickets_replies_update",
@@ -94,9 +98,10 @@ class TicketViewSet(PartnerViewSet):
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_customer(reply=reply, **payload.validated_data)
-        return EnvelopeResponse(ReplyPublicOut(reply).data, message="Resposta atualizada.")
+        return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta atualizada.")
 
 
+# The schema (and the test oracle) of agents_public; a docstring here would show in the OpenAPI document.
 class AgentOut(serializers.Serializer):
     id = serializers.UUIDField()
     nome = serializers.CharField(source="name")
@@ -104,7 +109,11 @@ class AgentOut(serializers.Serializer):
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_avatar_url(self, agent) -> str | None:
-        return avatar_url(self.context["request"], agent)
+        return avatar_url(self.context["request"], agent.pk, agent.avatar.name)
+
+
+def agents_public(request, rows) -> list[dict]:
+    return [{"id": str(pk), "nome": name, "avatar_url": avatar_url(request, pk, avatar)} for pk, name, avatar in rows]
 
 
 class AgentViewSet(PartnerViewSet):
@@ -115,9 +124,8 @@ class AgentViewSet(PartnerViewSet):
         responses={200: envelope("AtendentesListados", page_of("PaginaAtendente", AgentOut)), **errors(401, 422, 429)},
     )
     def list(self, request):
-        page = PageQuery.from_request(request).page_of(
-            agent_list_active(organization=self.organization), per_page=AGENTS_PER_PAGE
-        )
+        agents = agent_list_active(organization=self.organization)
+        page = PageQuery.from_request(request).page_of(agents, columns=AGENT_COLUMNS, per_page=AGENTS_PER_PAGE)
         return EnvelopeResponse(
-            page_payload(page, AgentOut, context={"request": request}), message="Atendentes listados."
+            page_payload(page, lambda rows: agents_public(request, rows)), message="Atendentes listados."
         )
