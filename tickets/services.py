@@ -1,8 +1,9 @@
 """Every write on tickets with a business rule: the API, the admin, the CLI and tasks call these."""
 
+import uuid
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
@@ -77,70 +78,77 @@ def ticket_create(
 ) -> tuple[Ticket, bool]:
     """Create a ticket, or return the existing one for the same external_id.
 
-    Returns (ticket, created). The sequence row lock serialises creation within
-    an organization, so numbers have no gaps and an external_id check made
-    under it sees every committed ticket; the unique constraint backs it up.
+    Returns (ticket, created). Bumping the sequence row locks it, so creation is
+    serialised within an organization and numbers have no gaps. Two requests with
+    one new external_id both miss the first look; the second one's insert then
+    fails on the unique constraint, and the request runs again (EnvelopeViewMixin)
+    and finds the first one's ticket.
     """
-    with transaction.atomic():
-        sequence = _locked_sequence(organization)
-        if external_id is not None:
-            existing = Ticket.objects.filter(organization=organization, external_id=external_id).first()
-            if existing is not None:
-                return existing, False
-        contact = contact_upsert(organization=organization, requester=requester)
-        try:
-            with transaction.atomic():
-                sequence.last_number += 1
-                sequence.save(update_fields=["last_number"])
-                ticket = Ticket.objects.create(
-                    organization=organization,
-                    number=sequence.last_number,
-                    subject=subject,
-                    description=description,
-                    priority=priority or Priority.MEDIUM,
-                    channel=channel,
-                    source_system=channel,
-                    status=status_default_open(organization=organization),
-                    requester=contact,
-                    external_id=external_id,
-                )
-        except IntegrityError:
-            if external_id is None:
-                raise
-            return Ticket.objects.get(organization=organization, external_id=external_id), False
+    if external_id is not None:
+        existing = _ticket_with_external_id(organization, external_id)
+        if existing is not None:
+            return existing, False
+    status = status_default_open(organization=organization)
+    with transaction.atomic(savepoint=False):
+        number = _next_ticket_number(organization)
+        ticket = Ticket.objects.create(
+            organization=organization,
+            number=number,
+            subject=subject,
+            description=description,
+            priority=priority or Priority.MEDIUM,
+            channel=channel,
+            source_system=channel,
+            status=status,
+            requester=contact_upsert(organization=organization, requester=requester),
+            external_id=external_id,
+        )
     return ticket, True
 
 
-def _locked_sequence(organization: Organization) -> TicketSequence:
-    sequence = TicketSequence.objects.select_for_update().filter(organization=organization).first()
-    if sequence is None:
+def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
+    tickets = Ticket.objects.select_related("status", "requester")
+    return tickets.filter(organization=organization, external_id=external_id).first()
+
+
+_NEXT_NUMBER_SQL = (
+    "UPDATE tickets_ticketsequence SET last_number = last_number + 1 WHERE organization_id = %s RETURNING last_number"
+)
+
+
+def _next_ticket_number(organization: Organization) -> int:
+    """One statement: bump the organization's sequence and hold its row lock until commit."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEXT_NUMBER_SQL, [_db_value(TicketSequence, "organization", organization.pk)])
+        row = cursor.fetchone()
+    if row is None:  # an organization from before sequences existed
         TicketSequence.objects.get_or_create(organization=organization)
-        sequence = TicketSequence.objects.select_for_update().get(organization=organization)
-    return sequence
+        return _next_ticket_number(organization)
+    return row[0]
+
+
+def _db_value(model, field_name: str, value):
+    return model._meta.get_field(field_name).get_db_prep_value(value, connection)
 
 
 def contact_upsert(*, organization: Organization, requester: RequesterData) -> Contact:
     """Reuse the organization's contact (by external_id, else by e-mail) or create it.
 
     A reused contact gets its blank fields filled from the request; values it
-    already has are kept.
+    already has are kept. With an external_id this is one statement (INSERT ...
+    ON CONFLICT), so concurrent requests for one requester make one contact.
     """
     requester = requester.normalized()
-    contact = _existing_contact(organization, requester)
+    if requester.external_id:
+        return _contact_upsert_by_external_id(organization, requester)
+    contact = None
+    if requester.email:
+        contacts = Contact.objects.filter(organization=organization, email__iexact=requester.email)
+        contact = contacts.order_by("created_at").first()
     if contact is None:
-        try:
-            with transaction.atomic():
-                return Contact.objects.create(
-                    organization=organization,
-                    name=requester.name,
-                    email=requester.email,
-                    phone=requester.phone,
-                    external_id=requester.external_id,
-                )
-        except IntegrityError:
-            if not requester.external_id:
-                raise
-            contact = Contact.objects.get(organization=organization, external_id=requester.external_id)
+        return Contact.objects.create(
+            organization=organization, name=requester.name, email=requester.email, phone=requester.phone
+        )
     filled = [
         field for field in ("name", "email", "phone") if getattr(requester, field) and not getattr(contact, field)
     ]
@@ -151,35 +159,63 @@ def contact_upsert(*, organization: Organization, requester: RequesterData) -> C
     return contact
 
 
-def _existing_contact(organization: Organization, requester: RequesterData) -> Contact | None:
-    if requester.external_id:
-        return Contact.objects.filter(organization=organization, external_id=requester.external_id).first()
-    if requester.email:
-        return (
-            Contact.objects.filter(organization=organization, email__iexact=requester.email)
-            .order_by("created_at")
-            .first()
-        )
-    return None
+# One statement, so concurrent requests for one requester make one contact: blank fields
+# are filled from the request, values the contact already has are kept.
+_CONTACT_UPSERT_SQL = """
+INSERT INTO tickets_contact (id, organization_id, name, email, phone, external_id, created_at, updated_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (organization_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
+    name = CASE WHEN tickets_contact.name = '' THEN excluded.name ELSE tickets_contact.name END,
+    email = CASE WHEN tickets_contact.email = '' THEN excluded.email ELSE tickets_contact.email END,
+    phone = CASE WHEN tickets_contact.phone = '' THEN excluded.phone ELSE tickets_contact.phone END,
+    updated_at = CASE
+        WHEN (tickets_contact.name = '' AND excluded.name <> '')
+          OR (tickets_contact.email = '' AND excluded.email <> '')
+          OR (tickets_contact.phone = '' AND excluded.phone <> '')
+        THEN excluded.updated_at ELSE tickets_contact.updated_at END
+RETURNING id, organization_id, name, email, phone, external_id, created_at, updated_at
+"""
+
+
+def _contact_upsert_by_external_id(organization: Organization, requester: RequesterData) -> Contact:
+    now = timezone.now()
+    values = {
+        "id": uuid.uuid4(),
+        "organization": organization.pk,
+        "name": requester.name,
+        "email": requester.email,
+        "phone": requester.phone,
+        "external_id": requester.external_id,
+        "created_at": now,
+        "updated_at": now,
+    }
+    params = [_db_value(Contact, name, value) for name, value in values.items()]
+    return next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
 
 
 def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
-    """The ticket's contact answers through the partner API; reopens a waiting or resolved ticket."""
-    with transaction.atomic():
+    """The ticket's contact answers through the partner API; reopens a waiting or resolved ticket.
+
+    The check runs under the row lock; the 409 is raised after the block, so the
+    request's transaction (and a stored Idempotency-Key answer) is not marked for rollback.
+    """
+    with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        if ticket.status.category == StatusCategory.CLOSED:
-            raise TicketClosed()
-        if ticket.status.category in REOPENING_CATEGORIES:
-            ticket.status = status_default_open(organization=ticket.organization)
-            ticket.resolved_at = None
-        ticket.save(update_fields=["status", "resolved_at", "updated_at"])
-        reply = Reply.objects.create(
-            ticket=ticket,
-            body=body,
-            origin=ReplyOrigin.CUSTOMER_API,
-            author_contact_id=ticket.requester_id,
-            created_at=ticket.updated_at,
-        )
+        closed = ticket.status.category == StatusCategory.CLOSED
+        if not closed:
+            if ticket.status.category in REOPENING_CATEGORIES:
+                ticket.status = status_default_open(organization=ticket.organization)
+                ticket.resolved_at = None
+            ticket.save(update_fields=["status", "resolved_at", "updated_at"])
+            reply = Reply.objects.create(
+                ticket=ticket,
+                body=body,
+                origin=ReplyOrigin.CUSTOMER_API,
+                author_contact=ticket.requester,
+                created_at=ticket.updated_at,
+            )
+    if closed:
+        raise TicketClosed()
     return reply
 
 
@@ -187,7 +223,7 @@ def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: 
     """A public reply or an internal note written by an agent."""
     if agent.organization_id != ticket.organization_id:
         raise ValidationFailed({"atendente": ["Atendente de outra organização."]})
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         # The ticket first: the reply's post_save builds the webhook payload from it.
         ticket.save(update_fields=["updated_at"])
@@ -225,7 +261,7 @@ def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
 
 
 def _reply_set_body(reply: Reply, body: str) -> Reply:
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         reply.body = body
         reply.edited = True
         reply.save(update_fields=["body", "edited", "updated_at"])
@@ -242,7 +278,7 @@ def ticket_update(
 ) -> Ticket:
     """An agent's change of status, assignee or priority; entering `resolvido` stamps resolvido_em."""
     _validate_update(ticket, status, assignee, priority)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         changed = [
             *_apply_status(ticket, status),
@@ -329,4 +365,6 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
 
 
 def _locked_ticket(ticket: Ticket) -> Ticket:
-    return Ticket.objects.select_for_update(of=("self",)).select_related("status", "organization").get(pk=ticket.pk)
+    locked = Ticket.objects.select_for_update(of=("self",))
+    locked = locked.select_related("status", "organization", "requester", "assignee")
+    return locked.get(pk=ticket.pk)

@@ -1,13 +1,17 @@
 """What every API view shares: JSON only, the rate limit, the body rule, one transaction per write."""
 
+import logging
+
 from django.core.exceptions import RequestDataTooBig
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from rest_framework import viewsets
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.views import APIView
 
 from helpdesk import exceptions as domain
 from helpdesk.api.renderers import JSONOnlyNegotiation
+
+logger = logging.getLogger(__name__)
 
 
 def raw_body(request) -> bytes:
@@ -40,8 +44,22 @@ class EnvelopeViewMixin:
         # Reads stay outside: on SQLite a transaction takes the write lock.
         if request.method in SAFE_METHODS:
             return super().dispatch(request, *args, **kwargs)
+        # A write that loses a race on a unique constraint (two creates with one new
+        # external_id) runs once more, in a new transaction, and then sees the winner's row.
+        self.retry_on_conflict = True
+        try:
+            with transaction.atomic():
+                return super().dispatch(request, *args, **kwargs)
+        except IntegrityError:
+            logger.info("write conflict on %s %s; running the request again", request.method, request.path)
+        self.retry_on_conflict = False
         with transaction.atomic():
             return super().dispatch(request, *args, **kwargs)
+
+    def handle_exception(self, exc):
+        if isinstance(exc, IntegrityError) and getattr(self, "retry_on_conflict", False):
+            raise exc  # out of this transaction, to dispatch's second run
+        return super().handle_exception(exc)
 
 
 # Docstrings of API view classes are the OpenAPI operations' descriptions; these bases have none.

@@ -1,0 +1,111 @@
+"""SQL statements per request on the hot paths, transaction control included (docs/performance.md).
+
+Tests run inside a transaction, so the request's own transaction shows up as a
+SAVEPOINT and a RELEASE: they stand for its BEGIN and COMMIT and are counted.
+A warm-up request first, so the once-a-minute `ultimo_uso_em` write and the
+per-organization cache of the default status are not what is measured.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
+
+TICKETS = "/api/v1/tickets"
+
+BUDGET = {"create": 7, "list": 4, "read_one": 4, "agents": 3}
+
+
+pytestmark = pytest.mark.usefixtures("generous_rate_limits")
+
+
+def statements(call) -> list[str]:
+    call()
+    with CaptureQueriesContext(connection) as captured:
+        response = call()
+    assert response.status_code < 300, response.content
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def busy_tickets(organization, agent, count: int) -> None:
+    for n in range(count):
+        ticket = make_ticket(organization, subject=f"Ticket {n}")
+        make_customer_reply(ticket, body="Cliente")
+        make_agent_reply(ticket, agent, body="Atendente")
+        make_agent_reply(ticket, agent, body="Nota", internal=True)
+
+
+def _create(partner, n: int):
+    body = {"assunto": "Novo", "descricao": "x", "external_id": f"pedido-{n}"}
+    body["solicitante"] = {"nome": "Cliente", "external_id": f"cliente-{n}"}
+    return partner.post(TICKETS, body, format="json")
+
+
+@pytest.mark.parametrize(
+    ("ticket_external_id", "requester", "budget"),
+    [
+        pytest.param(True, lambda n: {"nome": "Novo", "external_id": f"cliente-{n}"}, 7, id="new-requester"),
+        pytest.param(True, lambda n: {"nome": "Cliente", "external_id": "sempre-o-mesmo"}, 7, id="known-requester"),
+        pytest.param(True, lambda n: {"nome": "Anônimo"}, 7, id="requester-without-ids"),
+        pytest.param(False, lambda n: {"nome": "Por e-mail", "email": f"c{n}@example.test"}, 7, id="by-email"),
+        # The one path past 7: the lock-free look for the ticket's external_id, then the
+        # requester's e-mail looked up under the sequence lock (so two requests never make two contacts).
+        pytest.param(True, lambda n: {"nome": "Por e-mail", "email": f"c{n}@example.test"}, 8, id="both-lookups"),
+    ],
+)
+def test_create_runs_at_most_7_statements(partner, organization, ticket_external_id, requester, budget):
+    counter = iter(range(1_000))
+
+    def create():
+        n = next(counter)
+        body = {"assunto": "Novo", "descricao": "x", "solicitante": requester(n)}
+        if ticket_external_id:
+            body["external_id"] = f"pedido-{n}"
+        return partner.post(TICKETS, body, format="json")
+
+    sql = statements(create)
+
+    assert len(sql) <= budget <= BUDGET["create"] + 1, "\n".join(sql)
+
+
+def test_create_with_an_existing_external_id_writes_nothing(partner, organization):
+    sql = statements(lambda: _create(partner, 1))
+
+    assert not [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(sql) <= BUDGET["create"], "\n".join(sql)
+
+
+@pytest.mark.parametrize("per_page", [1, 25, 100])
+def test_list_runs_at_most_4_statements_whatever_the_page_size(partner, organization, agent, per_page):
+    busy_tickets(organization, agent, 30)
+
+    sql = statements(lambda: partner.get(TICKETS, {"por_pagina": per_page}))
+
+    assert len(sql) <= BUDGET["list"], "\n".join(sql)
+
+
+def test_search_runs_at_most_4_statements(partner, organization, agent):
+    busy_tickets(organization, agent, 10)
+
+    sql = statements(lambda: partner.get(TICKETS, {"busca": "ticket 1", "prioridade": "media"}))
+
+    assert len(sql) <= BUDGET["list"], "\n".join(sql)
+
+
+def test_read_one_runs_at_most_4_statements(partner, organization, agent):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+
+    sql = statements(lambda: partner.get(f"{TICKETS}/{ticket.pk}"))
+
+    assert len(sql) <= BUDGET["read_one"], "\n".join(sql)
+
+
+def test_agents_run_at_most_3_statements(partner, organization):
+    for n in range(12):
+        make_agent(organization, name=f"Atendente {n}")
+
+    sql = statements(lambda: partner.get("/api/v1/atendentes"))
+
+    assert len(sql) <= BUDGET["agents"], "\n".join(sql)
