@@ -10,6 +10,7 @@ with an organization filter.
 from django.contrib import admin
 
 from helpdesk.models import Agent, Organization
+from helpdesk.selectors import active_agent_of
 
 
 def user_organization_id(request):
@@ -77,7 +78,5 @@ def scope_to_organization(queryset, organization_id):
 def request_agent(request) -> Agent | None:
     """The active agent profile of the logged-in user, in their organization."""
     if not hasattr(request, "_helpdesk_agent"):
-        request._helpdesk_agent = Agent.objects.filter(
-            user=request.user, organization_id=request.user.organization_id, is_active=True
-        ).first()
+        request._helpdesk_agent = active_agent_of(request.user)
     return request._helpdesk_agent

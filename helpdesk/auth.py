@@ -5,6 +5,8 @@ password change invalidates every token at once; the user, their organization
 and their permissions are read from the database on every request.
 """
 
+from types import SimpleNamespace
+
 from django.contrib.auth import authenticate
 from django.db import transaction
 from rest_framework_simplejwt.authentication import JWTAuthentication
@@ -33,6 +35,15 @@ class InvalidPanelToken(NotAuthenticated):
 class PanelJWTAuthentication(JWTAuthentication):
     """Any token problem is the contract's 401 with field `token`."""
 
+    www_authenticate_realm = "painel"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # simplejwt loads the user with `self.user_model.objects.get(...)`: the organization and
+        # the agent profile come in that same query, not in two more.
+        users = User.objects.select_related("organization", "agent")
+        self.user_model = SimpleNamespace(objects=users, DoesNotExist=User.DoesNotExist)
+
     def authenticate(self, request):
         try:
             return super().authenticate(request)
@@ -44,9 +55,6 @@ class PanelJWTAuthentication(JWTAuthentication):
             return super().get_user(validated_token)
         except (InvalidToken, AuthenticationFailed, User.DoesNotExist, ValueError):
             raise InvalidPanelToken()
-
-    def authenticate_header(self, request):
-        return 'Bearer realm="painel"'
 
 
 def panel_permissions(user: User) -> list[str]:

@@ -28,3 +28,12 @@ class AgentNotFound(NotFound):
 
 def agent_get(*, organization: Organization, agent_id) -> Agent:
     return object_by_id(Agent.objects.filter(organization=organization), agent_id, missing=AgentNotFound)
+
+
+def active_agent_of(user) -> Agent | None:
+    """The user's agent profile when it is active and in the user's organization: who may work tickets."""
+    try:
+        agent = user.agent
+    except Agent.DoesNotExist:
+        return None
+    return agent if agent.is_active and agent.organization_id == user.organization_id else None

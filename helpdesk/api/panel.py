@@ -5,9 +5,9 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from helpdesk.api.base import EnvelopeViewSet
 from helpdesk.auth import PanelJWTAuthentication
-from helpdesk.models import Agent
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.ratelimit import count_request
+from helpdesk.selectors import active_agent_of
 
 
 class InOrganization(BasePermission):
@@ -24,11 +24,8 @@ class CanManagePublicApi(BasePermission):
 
 class IsActiveAgent(BasePermission):
     def has_permission(self, request, view):
-        agent = Agent.objects.filter(
-            user=request.user, organization_id=request.user.organization_id, is_active=True
-        ).first()
-        view.agent = agent
-        return agent is not None
+        view.agent = active_agent_of(request.user)
+        return view.agent is not None
 
 
 def _user_key(group, request) -> str:
