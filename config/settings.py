@@ -86,6 +86,16 @@ if env.str("DATABASE_URL", default=""):
     # or per Celery task costs more than the request itself.
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=600))
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # The same backend, without a health-check round trip on a connection busy a moment ago.
+        DATABASES["default"]["ENGINE"] = "helpdesk.db.postgresql"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    # A database that does not answer fails a request in seconds instead of holding it.
+    _options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
+    # No statement may hold a web worker for long: the web process (config/wsgi.py) sets
+    # DB_STATEMENT_TIMEOUT_MS; workers, beat and commands (migrations) are not bounded.
+    if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
+        _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
 else:
     DATABASES = {
         "default": {
@@ -149,6 +159,9 @@ else:
         "socket_connect_timeout": 3,
     }
 
+# config/celery.py manages the database connections of tasks as Django does those of requests;
+# Celery's Django fixup must not close them around every task.
+CELERY_DB_REUSE_MAX = 2**31
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -238,6 +251,9 @@ RATELIMIT_USE_CACHE = "default"
 # A cache outage must not take the partner API down with it: fail open.
 RATELIMIT_FAIL_OPEN = env.bool("RATELIMIT_FAIL_OPEN", default=True)
 CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
+# Seconds after a request or task during which its database connection is reused without a
+# health-check round trip (helpdesk.db.postgresql).
+DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
 
 # --- Webhooks -------------------------------------------------------------
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
@@ -254,7 +270,13 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+    "loggers": {
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # Two lines per task ("received", "succeeded") at hundreds of deliveries a second:
+        # failures still show, and every delivery attempt is in the delivery log.
+        "celery.worker.strategy": {"level": env.str("CELERY_TASK_LOG_LEVEL", default="WARNING")},
+        "celery.app.trace": {"level": env.str("CELERY_TASK_LOG_LEVEL", default="WARNING")},
+    },
 }
 
 SESSION_COOKIE_HTTPONLY = True

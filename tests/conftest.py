@@ -1,6 +1,7 @@
 """Fixtures shared by every test package: organizations, clients, rate limits and stubbed DNS."""
 
 import ipaddress
+import os
 import socket
 import time
 from types import SimpleNamespace
@@ -140,3 +141,28 @@ def example_dns(resolver) -> Resolver:
         }
     )
     return resolver
+
+
+@pytest.fixture
+def postgres_only(transactional_db):
+    """Real PostgreSQL behaviour (row locks, backends, plans): CI always runs these on PostgreSQL,
+    where REQUIRE_POSTGRES turns a missing server into a failure instead of a skip."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("REQUIRE_POSTGRES"):
+            pytest.fail("REQUIRE_POSTGRES is set but the database is not PostgreSQL")
+        pytest.skip("needs PostgreSQL: set DATABASE_URL to a PostgreSQL database (CI does)")
+
+
+@pytest.fixture
+def redis_only(db):
+    """The shared cache of production: CI's second run has it (REDIS_URL), and fails rather than skips without."""
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    if not isinstance(caches["default"], RedisCache):
+        if os.environ.get("REQUIRE_POSTGRES"):
+            pytest.fail("REQUIRE_POSTGRES is set but the cache is not Redis (REDIS_URL)")
+        pytest.skip("needs Redis: set REDIS_URL (CI does)")
+    return caches["default"]

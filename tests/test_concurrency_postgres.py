@@ -4,25 +4,16 @@ Real concurrency needs a real server: these run on PostgreSQL (CI always
 provides it) and are skipped only when DATABASE_URL does not point at one.
 """
 
-import os
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from tests.assertions import bearer_client
 from tests.factories import make_key, make_organization
 from tickets.models import Contact, Ticket
 
 THREADS = 20
-
-
-@pytest.fixture
-def postgres_only(transactional_db):
-    if connection.vendor != "postgresql":
-        if os.environ.get("REQUIRE_POSTGRES"):
-            pytest.fail("REQUIRE_POSTGRES is set but the database is not PostgreSQL")
-        pytest.skip("needs PostgreSQL: set DATABASE_URL to a PostgreSQL database (CI does)")
 
 
 @pytest.fixture

@@ -1,0 +1,27 @@
+"""gunicorn settings of the web process (the Procfile's `web`); every value can come from the environment.
+
+With a shared cache (REDIS_URL) rate-limit counters live in Redis, so the web
+server runs one process per core and then some: threads do not beat the GIL.
+Without one (the embedded default) it runs a single process whose threads share
+the local cache. docs/operations.md explains each variable.
+"""
+
+import multiprocessing
+import os
+
+shared_cache = bool(os.environ.get("REDIS_URL"))
+
+bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY") or (multiprocessing.cpu_count() * 2 + 1 if shared_cache else 1))
+threads = int(os.environ.get("WEB_THREADS") or (1 if shared_cache else 8))
+worker_class = "gthread" if threads > 1 else "sync"
+
+# A request that takes longer than this is killed (the database refuses statements past
+# DB_STATEMENT_TIMEOUT_MS well before); on SIGTERM, requests in flight get this long to finish.
+timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
+graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
+keepalive = 5
+
+# The access log: never %(u)s, the HTTP Basic user, which is a partner's whole API key.
+accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "true").lower() in ("1", "true", "yes") else None
+access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
