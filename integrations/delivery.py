@@ -11,19 +11,20 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
 import requests
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
-from integrations.exceptions import WebhookInactive
+from helpdesk.ids import parse_uuid
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
-from integrations.services import webhook_ensure_active, webhook_signing_secrets
+from integrations.services import webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
@@ -53,47 +54,86 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.WEBHOOK_TIMEOUT * 2 + settings.WEBHOOK_REQUEUE_AFTER)
 
 
+def _claimable(now) -> Q:
+    """Pending, or being sent under a lease that ran out (its worker died)."""
+    unleased = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now)
+    return Q(status=DeliveryStatus.PENDING) | (Q(status=DeliveryStatus.SENDING) & unleased)
+
+
+# The two statements every delivery attempt runs (hundreds a second), written out once instead of
+# compiled by the ORM each time: the same SQL on PostgreSQL and SQLite, every value a parameter.
+_CLAIM_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, updated_at = %s
+WHERE id = %s AND attempt_count = %s
+  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
+  AND webhook_id IN (SELECT id FROM integrations_webhook WHERE is_active)
+"""
+_RECORD_SQL = """
+UPDATE integrations_webhookdelivery
+SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s, lease_expires_at = NULL,
+    updated_at = %s
+WHERE id = %s AND attempt_count = %s AND status = 'enviando'
+"""
+
+# What a send and its record read: not the event's other columns, nor the webhook's name or events.
+_SENDING_FIELDS = (
+    "id",
+    "attempt_count",
+    "webhook_id",
+    "event_id",
+    "webhook__url",
+    "webhook__secret",
+    "webhook__previous_secret",
+    "webhook__previous_secret_expires_at",
+    "event__kind",
+    "event__body",
+)
+
+
+def _db(field_name: str, value):
+    """A value as the database stores this field of a delivery (UUIDs as text on SQLite, and so on)."""
+    return WebhookDelivery._meta.get_field(field_name).get_db_prep_value(value, connection)
+
+
 def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
-    """Take the delivery for one attempt, or None when there is nothing (left) to send."""
+    """Take the delivery for one attempt, or None when there is nothing (left) to send.
+
+    One UPDATE whose conditions are all on the delivery row, so a second worker waiting
+    on the same row re-checks them after the first one's commit and claims nothing.
+    Nothing is sent to an inactive webhook: its delivery is cancelled instead.
+    """
+    pk = parse_uuid(delivery_id)
     now = timezone.now()
-    with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update(of=("self",))
-            .select_related("webhook", "event")
-            .filter(pk=delivery_id)
-            .first()
+    at = _db("updated_at", now)
+    with connection.cursor() as cursor:
+        cursor.execute(_CLAIM_SQL, [_db("lease_expires_at", now + _lease()), at, _db("id", pk), expected_attempts, at])
+        claimed = cursor.rowcount
+    if not claimed:
+        candidates = WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts)
+        inactive = Webhook.objects.filter(is_active=False).values("pk")
+        candidates.filter(webhook_id__in=inactive).update(
+            status=DeliveryStatus.CANCELLED, next_attempt_at=None, updated_at=now
         )
-        if delivery is None or delivery.attempt_count != expected_attempts:
-            return None
-        leased = (
-            delivery.status == DeliveryStatus.SENDING and delivery.lease_expires_at and delivery.lease_expires_at > now
-        )
-        if leased or delivery.status not in (DeliveryStatus.PENDING, DeliveryStatus.SENDING):
-            return None
-        try:
-            webhook_ensure_active(delivery.webhook)
-        except WebhookInactive:
-            delivery.status = DeliveryStatus.CANCELLED
-            delivery.next_attempt_at = None
-            delivery.save(update_fields=["status", "next_attempt_at", "updated_at"])
-            return None
-        delivery.status = DeliveryStatus.SENDING
-        delivery.lease_expires_at = now + _lease()
-        delivery.save(update_fields=["status", "lease_expires_at", "updated_at"])
-    return delivery
+        return None
+    return WebhookDelivery.objects.select_related("webhook", "event").only(*_SENDING_FIELDS).get(pk=pk)
 
 
-def _session() -> HTTPSession:
-    insecure = settings.WEBHOOK_ALLOW_INSECURE_URLS
+@lru_cache(maxsize=4)
+def _session_for(insecure: bool, timeout: float) -> HTTPSession:
     return HTTPSession(
         Config(
             ip_filter_enable=not insecure,
             ip_filter_allow_loopback_ips=insecure,
             never_redirect=True,
-            default_timeout=(settings.WEBHOOK_TIMEOUT, settings.WEBHOOK_TIMEOUT),
+            default_timeout=(timeout, timeout),
             user_agent_override="Helpdesk-Webhooks/1.0",
         )
     )
+
+
+def _session() -> HTTPSession:
+    """One session per worker process: a receiver's connection is kept alive from one delivery to the next."""
+    return _session_for(settings.WEBHOOK_ALLOW_INSECURE_URLS, settings.WEBHOOK_TIMEOUT)
 
 
 def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
@@ -110,14 +150,12 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
     deadline = started + settings.WEBHOOK_TIMEOUT
     try:
         validate_webhook_url(delivery.webhook.url)
-        with _session() as session:
-            response = session.post(
-                delivery.webhook.url, data=body, headers=headers, stream=True, allow_redirects=False
-            )
-            try:
-                excerpt = _read_excerpt(response, deadline)
-            finally:
-                response.close()
+        response = _session().post(delivery.webhook.url, data=body, headers=headers, stream=True, allow_redirects=False)
+        try:
+            excerpt = _read_excerpt(response, deadline)
+        finally:
+            # A short answer read to its end has already gone back to the pool: closing keeps it there.
+            response.close()
     except (UnsafeWebhookUrl, InvalidIPAddress) as error:
         return _failure(started, f"Endereço de destino não permitido: {error}")
     except (requests.Timeout, _TooSlow, SoftTimeLimitExceeded):
@@ -173,37 +211,58 @@ def _failure(started: float, error: str) -> AttemptOutcome:
 
 
 def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attempted_at) -> WebhookDelivery:
-    """Log the attempt; then success, a retry at the next delay, or `falhou`. 410 deactivates the webhook."""
+    """Log the attempt; then success, a retry at the next delay, or `falhou`. 410 deactivates the webhook.
+
+    The state changes only if the delivery is still ours (the attempt we claimed, still
+    `enviando`): when our lease ran out and another attempt took over, it owns the state.
+    """
+    number = delivery.attempt_count + 1
+    now = timezone.now()
+    status, next_attempt_at = _state_after(outcome, number, now)
     with transaction.atomic():
-        current = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
-        number = delivery.attempt_count + 1
-        WebhookDeliveryAttempt.objects.create(
-            delivery=current,
-            number=number,
-            attempted_at=attempted_at,
-            status_code=outcome.status_code,
-            duration_ms=outcome.duration_ms,
-            error=outcome.error,
-            response_excerpt=outcome.response_excerpt,
-            succeeded=outcome.succeeded,
+        WebhookDeliveryAttempt.objects.bulk_create(
+            [
+                WebhookDeliveryAttempt(
+                    delivery_id=delivery.pk,
+                    number=number,
+                    attempted_at=attempted_at,
+                    status_code=outcome.status_code,
+                    duration_ms=outcome.duration_ms,
+                    error=outcome.error,
+                    response_excerpt=outcome.response_excerpt,
+                    succeeded=outcome.succeeded,
+                )
+            ]
         )
-        if current.attempt_count != delivery.attempt_count or current.status != DeliveryStatus.SENDING:
-            return current  # our lease ran out and another attempt took over: it owns the state now
-        current.attempt_count = number
-        current.last_attempt_at = attempted_at
-        current.lease_expires_at = None
-        if outcome.succeeded:
-            current.status, current.next_attempt_at = DeliveryStatus.SUCCEEDED, None
-        elif outcome.status_code == 410:
-            current.status, current.next_attempt_at = DeliveryStatus.FAILED, None
-            webhook_deactivate_gone(webhook_id=current.webhook_id)
-        elif number >= max_attempts():
-            current.status, current.next_attempt_at = DeliveryStatus.FAILED, None
-        else:
-            current.status = DeliveryStatus.PENDING
-            current.next_attempt_at = timezone.now() + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
-        current.save()
-    return current
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _RECORD_SQL,
+                [
+                    number,
+                    status,
+                    _db("next_attempt_at", next_attempt_at),
+                    _db("last_attempt_at", attempted_at),
+                    _db("updated_at", now),
+                    _db("id", delivery.pk),
+                    delivery.attempt_count,
+                ],
+            )
+            ours = cursor.rowcount
+        if ours and outcome.status_code == 410:
+            webhook_deactivate_gone(webhook_id=delivery.webhook_id)
+    if ours:
+        delivery.attempt_count, delivery.status, delivery.next_attempt_at = number, status, next_attempt_at
+        delivery.last_attempt_at, delivery.lease_expires_at, delivery.updated_at = attempted_at, None, now
+        return delivery
+    return WebhookDelivery.objects.get(pk=delivery.pk)
+
+
+def _state_after(outcome: AttemptOutcome, number: int, now) -> tuple[str, object]:
+    if outcome.succeeded:
+        return DeliveryStatus.SUCCEEDED, None
+    if outcome.status_code == 410 or number >= max_attempts():
+        return DeliveryStatus.FAILED, None
+    return DeliveryStatus.PENDING, now + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
 
 
 def webhook_deactivate_gone(*, webhook_id) -> None:
