@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from django_ratelimit import ALL
+from django_ratelimit import core as ratelimit_core
 from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key, _split_rate, get_usage
 
 from helpdesk.exceptions import RateLimited
@@ -53,6 +54,7 @@ def window_seconds(rate: str) -> int:
 def _usage(request, *, group: str, rate: str, key: str | Callable) -> dict | None:
     """django-ratelimit's get_usage(increment=True); on Redis in one round trip instead of three
     (its add, then the cache's exists and incr), with the very same keys and windows."""
+    cache = caches[settings.RATELIMIT_USE_CACHE]
     if not isinstance(cache, RedisCache) or not callable(key) or not getattr(settings, "RATELIMIT_ENABLE", True):
         return get_usage(request, group=group, key=key, rate=rate, increment=True)
     limit, period = _split_rate(rate)
@@ -63,7 +65,9 @@ def _usage(request, *, group: str, rate: str, key: str | Callable) -> dict | Non
     pipeline.set(cache_key, 0, ex=period + EXPIRATION_FUDGE, nx=True)
     pipeline.incr(cache_key)
     _created, count = pipeline.execute()
-    return {"count": count, "limit": limit, "should_limit": count > limit, "time_left": window - int(time.time())}
+    # The window's clock, as get_usage reads it (django-ratelimit's module clock).
+    time_left = window - int(ratelimit_core.time.time())
+    return {"count": count, "limit": limit, "should_limit": count > limit, "time_left": time_left}
 
 
 def count_request(request, *, group: str, rate: str, key: str | Callable, policy: str) -> RateLimitState | None:

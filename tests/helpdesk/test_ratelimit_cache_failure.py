@@ -1,7 +1,8 @@
 """A cache outage follows RATELIMIT_FAIL_OPEN instead of turning every request into a 500."""
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 
 
 @pytest.fixture
@@ -12,6 +13,10 @@ def broken_cache(monkeypatch):
     monkeypatch.setattr(cache, "add", down)
     monkeypatch.setattr(cache, "incr", down)
     monkeypatch.setattr(cache, "get", down)
+    if isinstance(caches["default"], RedisCache):  # the limiter's one-round-trip path talks to the client
+        monkeypatch.setattr(caches["default"]._cache, "get_client", down)
+    yield
+    monkeypatch.undo()  # the cache is back before the suite's own teardown clears it
 
 
 def test_cache_down_fails_open_by_default(partner, broken_cache):
