@@ -125,11 +125,15 @@ def main() -> None:
             ),
         )
         agent = agents[n % AGENTS]
-        reply_create_by_customer(ticket=ticket, body=f"Alguma novidade sobre o pedido {50000 + n}?")
+        reply_create_by_customer(
+            organization=ticket.organization, ticket_id=ticket.pk, body=f"Alguma novidade sobre o pedido {50000 + n}?"
+        )
         reply_create_by_agent(ticket=ticket, agent=agent, body="Olá! Já estamos verificando o seu pedido.")
         reply_create_by_agent(ticket=ticket, agent=agent, body="Nota: conferir com a transportadora.", internal=True)
         if n % 4 == 0:
-            reply_create_by_customer(ticket=ticket, body="Obrigado, aguardo retorno.")
+            reply_create_by_customer(
+                organization=ticket.organization, ticket_id=ticket.pk, body="Obrigado, aguardo retorno."
+            )
         if n % 5 == 1:
             ticket_update(ticket=ticket, status=in_progress, assignee=agent)
         tickets.append(ticket)

@@ -96,7 +96,7 @@ def make_agent_reply(
 
 
 def make_customer_reply(ticket: Ticket, body: str = "Resposta do cliente") -> Reply:
-    return reply_create_by_customer(ticket=ticket, body=body)
+    return reply_create_by_customer(organization=ticket.organization, ticket_id=ticket.pk, body=body)
 
 
 def make_busy_ticket(organization: Organization, agents: list[Agent], n: int, *, assign_every_other=False) -> Ticket:

@@ -14,7 +14,7 @@ from tests.factories import make_agent, make_agent_reply, make_customer_reply, m
 
 TICKETS = "/api/v1/tickets"
 
-BUDGET = {"create": 7, "list": 4, "read_one": 4, "agents": 3}
+BUDGET = {"create": 7, "list": 4, "read_one": 4, "agents": 3, "customer_reply": 6}
 
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
@@ -109,3 +109,12 @@ def test_agents_run_at_most_3_statements(partner, organization):
     sql = statements(lambda: partner.get("/api/v1/atendentes"))
 
     assert len(sql) <= BUDGET["agents"], "\n".join(sql)
+
+
+def test_a_customer_reply_reads_its_ticket_once_under_the_lock(partner, organization):
+    ticket = make_ticket(organization)
+
+    sql = statements(lambda: partner.post(f"{TICKETS}/{ticket.pk}/respostas", {"mensagem": "Oi"}, format="json"))
+
+    assert len(sql) <= BUDGET["customer_reply"], "\n".join(sql)
+    assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket (locked)

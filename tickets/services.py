@@ -7,9 +7,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
+from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import AgentNotFound, object_by_id
-from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed
+from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
 from tickets.models import (
     Channel,
     Contact,
@@ -193,18 +194,19 @@ def _contact_upsert_by_external_id(organization: Organization, requester: Reques
     return next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
 
 
-def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
+def reply_create_by_customer(*, organization: Organization, ticket_id, body: str) -> Reply:
     """The ticket's contact answers through the partner API; reopens a waiting or resolved ticket.
 
-    The check runs under the row lock; the 409 is raised after the block, so the
-    request's transaction (and a stored Idempotency-Key answer) is not marked for rollback.
+    The ticket is read once, under its row lock: another organization's or a missing one is
+    TicketNotFound. Errors are raised after the block, so the request's transaction (and a
+    stored Idempotency-Key answer) is not marked for rollback.
     """
     with transaction.atomic(savepoint=False):
-        ticket = _locked_ticket(ticket)
-        closed = ticket.status.category == StatusCategory.CLOSED
-        if not closed:
+        ticket = _locked_ticket_of(organization, ticket_id)
+        closed = ticket is not None and ticket.status.category == StatusCategory.CLOSED
+        if ticket is not None and not closed:
             if ticket.status.category in REOPENING_CATEGORIES:
-                ticket.status = status_default_open(organization=ticket.organization)
+                ticket.status = status_default_open(organization=organization)
                 ticket.resolved_at = None
             ticket.save(update_fields=["status", "resolved_at", "updated_at"])
             reply = Reply.objects.create(
@@ -214,6 +216,8 @@ def reply_create_by_customer(*, ticket: Ticket, body: str) -> Reply:
                 author_contact=ticket.requester,
                 created_at=ticket.updated_at,
             )
+    if ticket is None:
+        raise TicketNotFound()
     if closed:
         raise TicketClosed()
     return reply
@@ -364,7 +368,15 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
     return []
 
 
-def _locked_ticket(ticket: Ticket) -> Ticket:
+def _lockable_tickets():
     locked = Ticket.objects.select_for_update(of=("self",))
-    locked = locked.select_related("status", "organization", "requester", "assignee")
-    return locked.get(pk=ticket.pk)
+    return locked.select_related("status", "organization", "requester", "assignee")
+
+
+def _locked_ticket(ticket: Ticket) -> Ticket:
+    return _lockable_tickets().get(pk=ticket.pk)
+
+
+def _locked_ticket_of(organization: Organization, ticket_id) -> Ticket | None:
+    pk = parse_uuid(ticket_id)
+    return _lockable_tickets().filter(organization=organization, pk=pk).first() if pk else None

@@ -4,6 +4,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 
 from helpdesk.api.avatars import avatar_url
 from helpdesk.api.pagination import PageQuery, page_payload
@@ -79,10 +80,11 @@ class TicketViewSet(PartnerViewSet):
     )
     @action(detail=True, methods=["post"], url_path="respostas")
     def replies(self, request, id):
-        ticket = ticket_get(organization=self.organization, ticket_id=id)
         payload = ReplyIn(data=request.data)
-        payload.is_valid(raise_exception=True)
-        reply = reply_create_by_customer(ticket=ticket, **payload.validated_data)
+        if not payload.is_valid():
+            ticket_get(organization=self.organization, ticket_id=id)  # a missing ticket's 404 comes first
+            raise ValidationError(payload.errors)
+        reply = reply_create_by_customer(organization=self.organization, ticket_id=id, **payload.validated_data)
         return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta enviada.", status=201)
 
     @extend_schema(
