@@ -3,9 +3,10 @@
 Queries per request (transaction control included):
   list / panel list   count, page (ticket + status + contact [+ assignee]), replies of the page
   read one            ticket + status + contact, its public replies
-  create              BEGIN, sequence FOR UPDATE, external_id lookup, contact lookup
-                      [contact INSERT], default status, sequence UPDATE, ticket INSERT, COMMIT
-  repeated external_id  BEGIN, sequence FOR UPDATE, existing ticket, its replies, COMMIT
+  create              BEGIN, external_id lookup, sequence UPDATE ... RETURNING, contact
+                      INSERT ... ON CONFLICT (or e-mail lookup [+ INSERT]), ticket INSERT, COMMIT:
+                      the product's own statements (tickets.services), the default status cached
+  repeated external_id  BEGIN, existing ticket, its replies, COMMIT
   customer reply      BEGIN, ticket FOR UPDATE, ticket UPDATE, reply INSERT, COMMIT
   atendentes          count, page of 10
 Input is trusted (the bench sends valid bodies): no validation, no error envelope.
@@ -13,18 +14,24 @@ Input is trusted (the bench sends valid bodies): no validation, no error envelop
 
 import json
 import math
+import uuid
 from collections import defaultdict
 from datetime import UTC
 
 from django.conf import settings
 from django.core import signing
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from helpdesk.models import Agent
 from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequence, TicketStatus
+
+# The product's create runs these two statements as they are: the reference runs the same SQL.
+from tickets.services import _CONTACT_UPSERT_SQL as CONTACT_UPSERT_SQL
+from tickets.services import _NEXT_NUMBER_SQL as NEXT_NUMBER_SQL
 
 ORGANIZATION = settings.BENCH_ORGANIZATION_ID
 _avatar_signer = signing.TimestampSigner(salt="helpdesk.avatar")
@@ -158,12 +165,57 @@ def ticket_detail(request, ticket_id):
     return _json(_ticket(ticket, _replies_by_ticket([ticket.id], internal=False).get(ticket.id, [])))
 
 
+_open_status: dict[str, TicketStatus] = {}
+
+
+def _default_status() -> TicketStatus:
+    """Cached in the process, as the product caches it (in Redis): no statement per create."""
+    if ORGANIZATION not in _open_status:
+        _open_status[ORGANIZATION] = (
+            TicketStatus.objects.filter(organization_id=ORGANIZATION, category=StatusCategory.OPEN)
+            .order_by("position", "name")
+            .first()
+        )
+    return _open_status[ORGANIZATION]
+
+
+def _db(model, field: str, value):
+    return model._meta.get_field(field).get_db_prep_value(value, connection)
+
+
+def _contact(requester: dict) -> Contact:
+    """The product's statements: one INSERT ... ON CONFLICT by external_id, else a lookup by e-mail."""
+    email = (requester.get("email") or "").strip().lower()
+    if requester.get("external_id"):
+        now = timezone.now()
+        values = {
+            "id": uuid.uuid4(),
+            "organization": ORGANIZATION,
+            "name": requester["nome"],
+            "email": email,
+            "phone": requester.get("telefone") or "",
+            "external_id": requester["external_id"],
+            "created_at": now,
+            "updated_at": now,
+        }
+        params = [_db(Contact, name, value) for name, value in values.items()]
+        return next(iter(Contact.objects.raw(CONTACT_UPSERT_SQL, params)))
+    contact = None
+    if email:
+        contact = (
+            Contact.objects.filter(organization_id=ORGANIZATION, email__iexact=email).order_by("created_at").first()
+        )
+    if contact is None:
+        contact = Contact.objects.create(
+            organization_id=ORGANIZATION, name=requester["nome"], email=email, phone=requester.get("telefone") or ""
+        )
+    return contact
+
+
 def _ticket_create(request):
     body = json.loads(request.body)
-    requester = body["solicitante"]
     external_id = body.get("external_id")
     with transaction.atomic():
-        sequence = TicketSequence.objects.select_for_update().get(organization_id=ORGANIZATION)
         if external_id is not None:
             existing = (
                 Ticket.objects.filter(organization_id=ORGANIZATION, external_id=external_id)
@@ -173,34 +225,18 @@ def _ticket_create(request):
             if existing is not None:
                 replies = _replies_by_ticket([existing.id], internal=False).get(existing.id, [])
                 return _json(_ticket(existing, replies))
-        contact = None
-        if requester.get("external_id"):
-            contact = Contact.objects.filter(organization_id=ORGANIZATION, external_id=requester["external_id"]).first()
-        elif requester.get("email"):
-            contact = Contact.objects.filter(organization_id=ORGANIZATION, email__iexact=requester["email"]).first()
-        if contact is None:
-            contact = Contact.objects.create(
-                organization_id=ORGANIZATION,
-                name=requester["nome"],
-                email=(requester.get("email") or "").lower(),
-                phone=requester.get("telefone") or "",
-                external_id=requester.get("external_id"),
-            )
-        status = (
-            TicketStatus.objects.filter(organization_id=ORGANIZATION, category=StatusCategory.OPEN)
-            .order_by("position", "name")
-            .first()
-        )
-        sequence.last_number += 1
-        sequence.save(update_fields=["last_number"])
+        status = _default_status()
+        with connection.cursor() as cursor:
+            cursor.execute(NEXT_NUMBER_SQL, [_db(TicketSequence, "organization", ORGANIZATION)])
+            number = cursor.fetchone()[0]
         ticket = Ticket.objects.create(
             organization_id=ORGANIZATION,
-            number=sequence.last_number,
+            number=number,
             subject=body["assunto"],
             description=body["descricao"],
             priority=body.get("prioridade") or "media",
             status=status,
-            requester=contact,
+            requester=_contact(body["solicitante"]),
             external_id=external_id,
         )
     return _json(_ticket(ticket, []), status=201)
