@@ -68,6 +68,11 @@ WHERE id = %s AND attempt_count = %s
   AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
   AND webhook_id IN (SELECT id FROM integrations_webhook WHERE is_active)
 """
+_ATTEMPT_SQL = """
+INSERT INTO integrations_webhookdeliveryattempt
+    (delivery_id, number, attempted_at, status_code, duration_ms, error, response_excerpt, succeeded)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+"""
 _RECORD_SQL = """
 UPDATE integrations_webhookdelivery
 SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s, lease_expires_at = NULL,
@@ -90,9 +95,9 @@ _SENDING_FIELDS = (
 )
 
 
-def _db(field_name: str, value):
-    """A value as the database stores this field of a delivery (UUIDs as text on SQLite, and so on)."""
-    return WebhookDelivery._meta.get_field(field_name).get_db_prep_value(value, connection)
+def _params(model, **values) -> list:
+    """Values as the database stores these fields (UUIDs as text on SQLite, and so on), in order."""
+    return [model._meta.get_field(name).get_db_prep_value(value, connection) for name, value in values.items()]
 
 
 def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
@@ -104,9 +109,9 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
     """
     pk = parse_uuid(delivery_id)
     now = timezone.now()
-    at = _db("updated_at", now)
+    params = _params(WebhookDelivery, lease_expires_at=now + _lease(), updated_at=now, id=pk)
     with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, [_db("lease_expires_at", now + _lease()), at, _db("id", pk), expected_attempts, at])
+        cursor.execute(_CLAIM_SQL, [*params, expected_attempts, params[1]])
         claimed = cursor.rowcount
     if not claimed:
         candidates = WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts)
@@ -219,37 +224,32 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
     number = delivery.attempt_count + 1
     now = timezone.now()
     status, next_attempt_at = _state_after(outcome, number, now)
-    with transaction.atomic():
-        WebhookDeliveryAttempt.objects.bulk_create(
-            [
-                WebhookDeliveryAttempt(
-                    delivery_id=delivery.pk,
-                    number=number,
-                    attempted_at=attempted_at,
-                    status_code=outcome.status_code,
-                    duration_ms=outcome.duration_ms,
-                    error=outcome.error,
-                    response_excerpt=outcome.response_excerpt,
-                    succeeded=outcome.succeeded,
-                )
-            ]
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _RECORD_SQL,
-                [
-                    number,
-                    status,
-                    _db("next_attempt_at", next_attempt_at),
-                    _db("last_attempt_at", attempted_at),
-                    _db("updated_at", now),
-                    _db("id", delivery.pk),
-                    delivery.attempt_count,
-                ],
-            )
-            ours = cursor.rowcount
-        if ours and outcome.status_code == 410:
-            webhook_deactivate_gone(webhook_id=delivery.webhook_id)
+    attempt = _params(
+        WebhookDeliveryAttempt,
+        delivery=delivery.pk,
+        number=number,
+        attempted_at=attempted_at,
+        status_code=outcome.status_code,
+        duration_ms=outcome.duration_ms,
+        error=outcome.error,
+        response_excerpt=outcome.response_excerpt,
+        succeeded=outcome.succeeded,
+    )
+    state = _params(
+        WebhookDelivery,
+        attempt_count=number,
+        status=status,
+        next_attempt_at=next_attempt_at,
+        last_attempt_at=attempted_at,
+        updated_at=now,
+        id=delivery.pk,
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_ATTEMPT_SQL, attempt)
+        cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
+        ours = cursor.rowcount
+    if ours and outcome.status_code == 410:
+        webhook_deactivate_gone(webhook_id=delivery.webhook_id)
     if ours:
         delivery.attempt_count, delivery.status, delivery.next_attempt_at = number, status, next_attempt_at
         delivery.last_attempt_at, delivery.lease_expires_at, delivery.updated_at = attempted_at, None, now

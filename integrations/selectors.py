@@ -10,7 +10,6 @@ from integrations.exceptions import CredentialNotFound, DeliveryNotFound, Webhoo
 from integrations.keys import is_well_formed, key_digest
 from integrations.models import ApiCredential, Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
-
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """
 SELECT c.id, c.organization_id, c.key_digest, c.is_active, c.last_used_at, o.name AS organization_name

@@ -107,9 +107,15 @@ def ticket_create(
     return ticket, True
 
 
+_TICKET_BY_EXTERNAL_ID_SQL = "SELECT id FROM tickets_ticket WHERE organization_id = %s AND external_id = %s"
+
+
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
-    tickets = Ticket.objects.select_related("status", "requester")
-    return tickets.filter(organization=organization, external_id=external_id).first()
+    """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TICKET_BY_EXTERNAL_ID_SQL, [_db_value(Ticket, "organization", organization.pk), external_id])
+        found = cursor.fetchone()
+    return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
 
 
 _NEXT_NUMBER_SQL = (

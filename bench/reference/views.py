@@ -3,10 +3,10 @@
 Queries per request (transaction control included):
   list / panel list   count, page (ticket + status + contact [+ assignee]), replies of the page
   read one            ticket + status + contact, its public replies
-  create              BEGIN, external_id lookup, sequence UPDATE ... RETURNING, contact
+  create              BEGIN, external_id lookup (id only), sequence UPDATE ... RETURNING, contact
                       INSERT ... ON CONFLICT (or e-mail lookup [+ INSERT]), ticket INSERT, COMMIT:
                       the product's own statements (tickets.services), the default status cached
-  repeated external_id  BEGIN, existing ticket, its replies, COMMIT
+  repeated external_id  BEGIN, external_id lookup, the existing ticket, its replies, COMMIT
   customer reply      BEGIN, ticket FOR UPDATE, ticket UPDATE, reply INSERT, COMMIT
   atendentes          count, page of 10
 Input is trusted (the bench sends valid bodies): no validation, no error envelope.
@@ -32,6 +32,7 @@ from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequenc
 # The product's create runs these two statements as they are: the reference runs the same SQL.
 from tickets.services import _CONTACT_UPSERT_SQL as CONTACT_UPSERT_SQL
 from tickets.services import _NEXT_NUMBER_SQL as NEXT_NUMBER_SQL
+from tickets.services import _TICKET_BY_EXTERNAL_ID_SQL as TICKET_BY_EXTERNAL_ID_SQL
 
 ORGANIZATION = settings.BENCH_ORGANIZATION_ID
 _avatar_signer = signing.TimestampSigner(salt="helpdesk.avatar")
@@ -217,11 +218,10 @@ def _ticket_create(request):
     external_id = body.get("external_id")
     with transaction.atomic():
         if external_id is not None:
-            existing = (
-                Ticket.objects.filter(organization_id=ORGANIZATION, external_id=external_id)
-                .select_related("status", "requester")
-                .first()
-            )
+            with connection.cursor() as cursor:
+                cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [_db(Ticket, "organization", ORGANIZATION), external_id])
+                found = cursor.fetchone()
+            existing = Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
             if existing is not None:
                 replies = _replies_by_ticket([existing.id], internal=False).get(existing.id, [])
                 return _json(_ticket(existing, replies))
