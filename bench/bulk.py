@@ -134,9 +134,11 @@ def main() -> None:
             )
         sequence.last_number = first + count
         sequence.save(update_fields=["last_number"])
+    # As autovacuum would on a live database: hint bits and the visibility map set, statistics fresh,
+    # so neither server pays for the bulk load on its first read (counts become index-only).
     with connection.cursor() as cursor:
         for model in (Contact, Ticket, Reply):
-            cursor.execute(f"ANALYZE {table(model)}")  # noqa: S608
+            cursor.execute(f"VACUUM ANALYZE {table(model)}")  # noqa: S608
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""The shipped defaults are the fast ones: every core serves with a shared cache, one process without."""
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+GUNICORN_CONF = Path(settings.BASE_DIR) / "gunicorn.conf.py"
+
+
+def gunicorn_settings(monkeypatch, **environment) -> dict:
+    for name in ("REDIS_URL", "WEB_CONCURRENCY", "WEB_THREADS", "PORT", "WEB_ACCESS_LOG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(GUNICORN_CONF))
+
+
+def test_with_a_shared_cache_the_web_server_runs_processes_from_the_cores(monkeypatch):
+    conf = gunicorn_settings(monkeypatch, REDIS_URL="redis://cache:6379/0")
+
+    assert conf["workers"] == os.cpu_count() * 2 + 1
+    assert (conf["threads"], conf["worker_class"]) == (1, "sync")
+
+
+def test_without_a_shared_cache_one_process_shares_its_local_cache_between_threads(monkeypatch):
+    conf = gunicorn_settings(monkeypatch)
+
+    assert (conf["workers"], conf["threads"], conf["worker_class"]) == (1, 8, "gthread")
+
+
+def test_the_environment_overrides_the_process_counts(monkeypatch):
+    conf = gunicorn_settings(monkeypatch, REDIS_URL="redis://cache:6379/0", WEB_CONCURRENCY="7", WEB_THREADS="2")
+
+    assert (conf["workers"], conf["threads"], conf["worker_class"]) == (7, 2, "gthread")
+
+
+def test_the_access_log_never_names_the_http_basic_user(monkeypatch):
+    conf = gunicorn_settings(monkeypatch, PORT="9123")
+
+    assert conf["bind"] == "0.0.0.0:9123"
+    assert "%(u)s" not in conf["access_log_format"]
+
+
+def test_the_procfile_runs_gunicorn_with_this_configuration():
+    web = next(
+        line for line in (Path(settings.BASE_DIR) / "Procfile").read_text().splitlines() if line.startswith("web:")
+    )
+
+    assert "--config gunicorn.conf.py" in web
+
+
+def test_workers_default_to_one_process_more_than_the_cores():
+    assert (os.cpu_count() or 1) + 1 == settings.CELERY_WORKER_CONCURRENCY
+
+
+def settings_under(tmp_path, **environment) -> dict:
+    """The settings module as a process started with `environment` would load it (nothing is connected)."""
+    script = (
+        "import json, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; "
+        "from config import settings as s; "
+        "print(json.dumps({'db': s.DATABASES['default'], 'concurrency': s.CELERY_WORKER_CONCURRENCY}, default=str))"
+    )
+    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(DATA_DIR=str(tmp_path), **environment)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(result.stdout)
+
+
+def test_postgresql_connections_persist_health_checked_with_bounded_connects(tmp_path):
+    database = settings_under(tmp_path, DATABASE_URL="postgres://app:secret@db.internal:5432/helpdesk")["db"]
+
+    assert database["ENGINE"] == "helpdesk.db.postgresql"
+    assert database["CONN_MAX_AGE"] == 600
+    assert database["CONN_HEALTH_CHECKS"] is True
+    assert database["OPTIONS"] == {"connect_timeout": 5}
+
+
+def test_the_web_process_bounds_every_statement(tmp_path):
+    environment = {"DATABASE_URL": "postgres://app:secret@db.internal:5432/helpdesk", "DB_STATEMENT_TIMEOUT_MS": "5000"}
+
+    database = settings_under(tmp_path, **environment)["db"]
+
+    assert database["OPTIONS"] == {"connect_timeout": 5, "options": "-c statement_timeout=5000"}
+    wsgi = (Path(settings.BASE_DIR) / "config" / "wsgi.py").read_text()
+    assert 'os.environ.setdefault("DB_STATEMENT_TIMEOUT_MS", "5000")' in wsgi
