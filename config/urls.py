@@ -19,5 +19,6 @@ urlpatterns = [
     re_path(r"^api(/|$)", api_route_not_found),
 ]
 
+handler400 = "helpdesk.api.views.handler400"
 handler404 = "helpdesk.api.views.handler404"
 handler500 = "helpdesk.api.views.handler500"

@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
-from helpdesk.services import agent_create, agent_set_active, avatar_image_format
+from helpdesk.services import agent_create, agent_set_active, avatar_image_format, password_check
 
 
 def _staff_with_an_organization(request) -> bool:
@@ -89,6 +89,16 @@ class AgentAddForm(AgentChangeForm):
             raise forms.ValidationError("Já existe um usuário com este e-mail.")
         return email
 
+    def clean(self):
+        cleaned = super().clean()
+        password = cleaned.get("password")
+        if password:
+            try:  # the validators every door applies (helpdesk.services.password_check)
+                password_check(password=password, email=cleaned.get("email", ""), name=cleaned.get("name", ""))
+            except ValidationFailed as error:
+                self.add_error("password", error.errors["senha"])
+        return cleaned
+
 
 @admin.register(Agent)
 class AgentAdmin(OrganizationScopedAdmin):
@@ -134,12 +144,12 @@ class AgentAdmin(OrganizationScopedAdmin):
         )
         obj.pk = agent.pk
 
-    @admin.action(description="Ativar atendentes selecionados")
+    @admin.action(description="Ativar atendentes selecionados", permissions=["change"])
     def activate(self, request, queryset):
         for agent in queryset:
             agent_set_active(agent=agent, is_active=True)
 
-    @admin.action(description="Desativar atendentes selecionados")
+    @admin.action(description="Desativar atendentes selecionados", permissions=["change"])
     def deactivate(self, request, queryset):
         for agent in queryset:
             agent_set_active(agent=agent, is_active=False)

@@ -1,6 +1,8 @@
 """Writes on organizations, users and agents."""
 
 from django.contrib.auth.models import Permission
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files import File
 from django.db import transaction
 from PIL import Image, UnidentifiedImageError
@@ -39,6 +41,8 @@ def agent_create(
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exists():
         raise ValidationFailed({"email": ["Já existe um usuário com este e-mail."]})
+    if password is not None:
+        password_check(password=password, email=email, name=name)
     with transaction.atomic():
         user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
         agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
@@ -46,6 +50,14 @@ def agent_create(
             agent.avatar.save(f"avatar.{avatar_image_format(avatar)}", avatar, save=False)
         agent.save()
     return agent
+
+
+def password_check(*, password: str, email: str = "", name: str = "") -> None:
+    """Django's password validators (settings.AUTH_PASSWORD_VALIDATORS), for every door that sets a password."""
+    try:
+        validate_password(password, user=User(email=email, name=name))
+    except DjangoValidationError as error:
+        raise ValidationFailed({"senha": list(error.messages)})
 
 
 AVATAR_FORMATS = {"PNG": "png", "JPEG": "jpg", "GIF": "gif", "WEBP": "webp"}

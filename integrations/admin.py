@@ -84,7 +84,7 @@ class ApiCredentialAdmin(PublicApiAdmin):
             request, f"Credencial criada. Guarde a chave: ela não será exibida novamente: {key}", messages.WARNING
         )
 
-    @admin.action(description="Revogar as credenciais selecionadas")
+    @admin.action(description="Revogar as credenciais selecionadas", permissions=["change"])
     def revoke(self, request, queryset):
         for credential in queryset:
             credential_revoke(credential=credential)
@@ -175,7 +175,7 @@ class WebhookAdmin(PublicApiAdmin):
 
         return ValidatingForm
 
-    @admin.action(description="Regenerar o segredo dos webhooks selecionados")
+    @admin.action(description="Regenerar o segredo dos webhooks selecionados", permissions=["change"])
     def regenerate_secrets(self, request, queryset):
         for webhook in queryset:
             self._show_secret(request, webhook_update(webhook=webhook, regenerate_secret=True))
@@ -232,11 +232,15 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_resend_permission(self, request):
+        """The log is read-only; sending again is managing the public API, as in the management API."""
+        return self._may_manage(request) and self._staff_of_an_organization(request)
+
     @admin.display(description="evento", ordering="event__kind")
     def event_kind(self, delivery: WebhookDelivery) -> str:
         return delivery.event.kind
 
-    @admin.action(description="Enviar novamente")
+    @admin.action(description="Enviar novamente", permissions=["resend"])
     def send_again(self, request, queryset):
         count = 0
         for delivery in queryset.select_related("webhook", "event"):

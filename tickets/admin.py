@@ -230,12 +230,12 @@ class TicketAdmin(OrganizationScopedAdmin):
                 ticket=form.instance, agent=request_agent(request), body=body, internal=form.cleaned_data["internal"]
             )
 
-    @admin.action(description="Resolver os tickets selecionados")
+    @admin.action(description="Resolver os tickets selecionados", permissions=["change"])
     def resolve(self, request, queryset):
         resolved = sum(ticket_resolve(ticket=ticket) for ticket in queryset.select_related("status"))
         self.message_user(request, f"{resolved} ticket(s) resolvido(s).", messages.SUCCESS)
 
-    @admin.action(description="Atribuir a mim")
+    @admin.action(description="Atribuir a mim", permissions=["change"])
     def assign_to_me(self, request, queryset):
         agent = request_agent(request)
         if agent is None:

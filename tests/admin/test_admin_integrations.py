@@ -455,6 +455,17 @@ def test_agent_add_with_duplicate_email_is_a_form_error(staff, admin, other_orga
     assert not Agent.objects.filter(name="Nova Atendente").exists()
 
 
+@pytest.mark.parametrize("password", ["123", "password123", "nova@acme.test"])
+def test_agent_add_applies_the_password_validators_of_every_door(staff, password):
+    users_before = User.objects.count()
+
+    response = staff.post(admin_url("agent", "add"), agent_form(password=password))
+
+    assert response.status_code == 200
+    assert list(response.context["adminform"].form.errors) == ["password"]
+    assert User.objects.count() == users_before
+
+
 def test_agent_add_with_png_avatar(staff, organization):
     avatar = SimpleUploadedFile("foto.png", png_bytes(), content_type="image/png")
 

@@ -1,7 +1,6 @@
-import uuid
-
 from django.core.management.base import CommandError
 
+from helpdesk.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand
 from helpdesk.models import Organization
 from integrations.services import credential_create
@@ -16,10 +15,7 @@ class Command(OperatorCommand):
         parser.add_argument("--name", required=True)
 
     def handle(self, *args, **options):
-        try:
-            organization = Organization.objects.filter(pk=uuid.UUID(options["organization"])).first()
-        except ValueError:
-            organization = None
+        organization = Organization.objects.filter(pk=parse_uuid(options["organization"])).first()
         if organization is None:
             raise CommandError(f"organization {options['organization']} does not exist")
         name = options["name"].strip()
