@@ -35,7 +35,7 @@ DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "helpdesk.admin_config.HelpdeskAdminConfig",  # django.contrib.admin with the login limits (helpdesk.admin_site)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -247,6 +247,10 @@ SIMPLE_JWT = {
     "LEEWAY": 0,
 }
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+# Failed logins of one account (e-mail), from any address, through the API or the admin.
+LOGIN_ACCOUNT_RATE_LIMIT = env.str("LOGIN_ACCOUNT_RATE_LIMIT", default="20/h")
+# With the cache down, logins are refused (a limiter that cannot count does not protect passwords).
+LOGIN_RATELIMIT_FAIL_OPEN = env.bool("LOGIN_RATELIMIT_FAIL_OPEN", default=False)
 PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")
 
 # --- Partner API ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Admin for organizations, users and agents; the admin site's title."""
+"""Admin for organizations, users and agents (the site itself: helpdesk.admin_site)."""
 
 from django import forms
 from django.contrib import admin
@@ -9,18 +9,6 @@ from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.services import agent_create, agent_set_active, avatar_image_format, password_check
-
-
-def _staff_with_an_organization(request) -> bool:
-    """Staff work inside one organization; a staff user without one has no place here."""
-    user = request.user
-    return user.is_active and user.is_staff and (user.is_superuser or user.organization_id is not None)
-
-
-admin.site.has_permission = _staff_with_an_organization
-admin.site.site_header = "Helpdesk — painel de atendimento"
-admin.site.site_title = "Helpdesk"
-admin.site.index_title = "Atendimento"
 
 
 class SuperuserOnlyAdmin(admin.ModelAdmin):

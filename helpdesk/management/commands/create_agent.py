@@ -52,4 +52,3 @@ class Command(OperatorCommand):
             is_active=not options["inactive"],
             avatar=avatar,
         )
-
