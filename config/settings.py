@@ -259,6 +259,9 @@ RATELIMIT_USE_CACHE = "default"
 # A cache outage must not take the partner API down with it: fail open.
 RATELIMIT_FAIL_OPEN = env.bool("RATELIMIT_FAIL_OPEN", default=True)
 CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
+API_KEYS_PER_ORGANIZATION = env.int("API_KEYS_PER_ORGANIZATION", default=20)  # active ones
+# Partner requests without a valid key, per client address (a key guessed or scanned for).
+PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT", default="60/m")
 # Seconds after a request or task during which its database connection is reused without a
 # health-check round trip (helpdesk.db.postgresql).
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)

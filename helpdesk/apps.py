@@ -15,4 +15,3 @@ class HelpdeskConfig(AppConfig):
         connection_created.connect(install_unicode_like, dispatch_uid="helpdesk.sqlite.unicode_like")
         # Every app's post_migrate: the group needs permissions of apps migrated after this one.
         post_migrate.connect(support_group_ensure, dispatch_uid="helpdesk.support_group")
-

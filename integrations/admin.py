@@ -23,6 +23,7 @@ from integrations.models import (
 )
 from integrations.services import (
     credential_create,
+    credential_limit_check,
     credential_revoke,
     webhook_create,
     webhook_limit_check,
@@ -63,6 +64,22 @@ class ApiCredentialAdmin(PublicApiAdmin):
     list_select_related = ["created_by"]
     actions = ["revoke"]
     ordering = ["-created_at"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        if obj is not None:
+            return form_class
+
+        class LimitedForm(form_class):
+            def clean(self):
+                cleaned = super().clean()
+                try:
+                    credential_limit_check(organization=request.user.organization)
+                except ValidationFailed as error:
+                    self.add_error(None, error.errors["credencial"])
+                return cleaned
+
+        return LimitedForm
 
     def get_fields(self, request, obj=None):
         if obj is None:
