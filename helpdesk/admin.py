@@ -8,7 +8,13 @@ from django.utils.html import format_html
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
-from helpdesk.services import agent_create, agent_set_active, avatar_image_format, password_check
+from helpdesk.services import (
+    agent_create,
+    agent_set_active,
+    avatar_image_format,
+    organization_set_active,
+    password_check,
+)
 
 
 class SuperuserOnlyAdmin(admin.ModelAdmin):
@@ -32,8 +38,20 @@ class SuperuserOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Organization)
 class OrganizationAdmin(SuperuserOnlyAdmin):
-    list_display = ["name", "created_at"]
+    list_display = ["name", "is_active", "created_at"]
+    list_filter = ["is_active"]
     search_fields = ["name"]
+    actions = ["suspend", "restore"]
+
+    @admin.action(description="Suspender as organizações selecionadas", permissions=["change"])
+    def suspend(self, request, queryset):
+        for organization in queryset:
+            organization_set_active(organization=organization, is_active=False)
+
+    @admin.action(description="Reativar as organizações selecionadas", permissions=["change"])
+    def restore(self, request, queryset):
+        for organization in queryset:
+            organization_set_active(organization=organization, is_active=True)
 
 
 @admin.register(User)

@@ -14,9 +14,12 @@ class HelpdeskAdminSite(admin.AdminSite):
     index_title = "Atendimento"
 
     def has_permission(self, request) -> bool:
-        """Staff work inside one organization; a staff user without one has no place here."""
+        """Staff work inside one active organization; a staff user without one has no place here."""
         user = request.user
-        return user.is_active and user.is_staff and (user.is_superuser or user.organization_id is not None)
+        if not (user.is_active and user.is_staff):
+            return False
+        # A suspended organization's staff are kept out like its keys and tokens.
+        return user.is_superuser or (user.organization_id is not None and user.organization.is_active)
 
     def login(self, request, extra_context=None):
         if request.method != "POST":

@@ -15,10 +15,10 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import AuthenticationFailed, InvalidToken, TokenError
 from rest_framework_simplejwt.settings import api_settings as jwt_settings
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
-from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.tokens import RefreshToken, UntypedToken
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
-from helpdesk.exceptions import NotAuthenticated, RateLimited
+from helpdesk.exceptions import AccessDenied, NotAuthenticated, RateLimited
 from helpdesk.models import User
 from helpdesk.permissions import MANAGE_PUBLIC_API, MANAGE_PUBLIC_API_PERM
 from helpdesk.ratelimit import client_address, count_request
@@ -55,9 +55,22 @@ class PanelJWTAuthentication(JWTAuthentication):
 
     def get_user(self, validated_token):
         try:
-            return super().get_user(validated_token)
+            user = super().get_user(validated_token)
         except (InvalidToken, AuthenticationFailed, User.DoesNotExist, ValueError):
             raise InvalidPanelToken()
+        if not organization_is_active(user):
+            raise OrganizationSuspended()
+        return user
+
+
+class OrganizationSuspended(AccessDenied):
+    field = "organizacao"
+    detail = "A organização está suspensa."
+
+
+def organization_is_active(user: User) -> bool:
+    """Superusers have no organization; everyone else works only while theirs is active."""
+    return user.organization_id is None or user.organization.is_active
 
 
 def panel_permissions(user: User) -> list[str]:
@@ -108,6 +121,8 @@ def panel_login(*, email: str, password: str, request=None) -> tuple[User, Refre
     if user is None or not user.is_active:
         login_account_failed(request, email)
         raise InvalidCredentials()
+    if not organization_is_active(user):
+        raise InvalidCredentials()  # the same answer: a suspended organization's password is not confirmed
     return user, RefreshToken.for_user(user)
 
 
@@ -117,10 +132,11 @@ def panel_refresh(*, raw_refresh_token: str) -> tuple[User, RefreshToken]:
         old = RefreshToken(raw_refresh_token)
     except TokenError:
         raise InvalidPanelToken()
-    user = User.objects.filter(pk=old.get(jwt_settings.USER_ID_CLAIM)).first()
+    user = User.objects.select_related("organization").filter(pk=old.get(jwt_settings.USER_ID_CLAIM)).first()
     if (
         user is None
         or not user.is_active
+        or not organization_is_active(user)
         or old.get(jwt_settings.REVOKE_TOKEN_CLAIM) != get_md5_hash_password(user.password)
     ):
         raise InvalidPanelToken()
@@ -130,3 +146,16 @@ def panel_refresh(*, raw_refresh_token: str) -> tuple[User, RefreshToken]:
             raise InvalidPanelToken()
         BlacklistedToken.objects.create(token=outstanding)
     return user, RefreshToken.for_user(user)
+
+
+def panel_logout(*, raw_refresh_token: str) -> None:
+    """The refresh token can no longer be used; logging out twice is fine. Access tokens expire
+    within 15 minutes (deactivating the user or changing the password revokes those at once)."""
+    try:
+        token = UntypedToken(raw_refresh_token)  # signature and expiry, whether blacklisted or not
+    except TokenError:
+        raise InvalidPanelToken()
+    outstanding = OutstandingToken.objects.filter(jti=token.get(jwt_settings.JTI_CLAIM)).first()
+    if token.get(jwt_settings.TOKEN_TYPE_CLAIM) != "refresh" or outstanding is None:
+        raise InvalidPanelToken()
+    BlacklistedToken.objects.get_or_create(token=outstanding)

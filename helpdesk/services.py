@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files import File
 from django.db import transaction
 from PIL import Image, UnidentifiedImageError
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
@@ -80,6 +81,28 @@ def avatar_image_format(avatar: File) -> str:
 
 
 def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:
-    agent.is_active = is_active
-    agent.save(update_fields=["is_active"])
+    """Offboarding: a deactivated agent's user can no longer log in, and every panel token it holds
+    stops working at once (access tokens check the user on each request, refresh tokens are
+    blacklisted). Reactivating lets the user log in again."""
+    with transaction.atomic():
+        agent.is_active = is_active
+        agent.save(update_fields=["is_active"])
+        User.objects.filter(pk=agent.user_id).update(is_active=is_active)
+        if not is_active:
+            user_tokens_revoke(user_id=agent.user_id)
     return agent
+
+
+def user_tokens_revoke(*, user_id) -> int:
+    """Blacklist every refresh token of the user that is not already (logout everywhere)."""
+    outstanding = OutstandingToken.objects.filter(user_id=user_id, blacklistedtoken__isnull=True)
+    revoked = BlacklistedToken.objects.bulk_create([BlacklistedToken(token=token) for token in outstanding])
+    return len(revoked)
+
+
+def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
+    """Suspend or restore an organization: its keys, panel tokens and admin access follow at once,
+    because every door reads the organization on every request."""
+    organization.is_active = is_active
+    organization.save(update_fields=["is_active"])
+    return organization

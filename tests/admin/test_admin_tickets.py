@@ -288,16 +288,11 @@ def test_own_internal_note_can_be_edited_without_event(staff, organization, own_
     assert WebhookEvent.objects.count() == 0
 
 
-@pytest.mark.parametrize("deactivate", [True, False], ids=["inactive-agent", "no-agent-profile"])
-def test_staff_user_who_is_not_an_active_agent_cannot_reply(client, organization, admin, webhook, ticket, deactivate):
-    if deactivate:
-        agent_set_active(agent=admin.agent, is_active=False)
-        user = admin
-    else:
-        user = User.objects.create_user(
-            email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
-        )
-        user.groups.add(support_group_ensure())
+def test_staff_user_without_an_agent_profile_cannot_reply(client, organization, webhook, ticket):
+    user = User.objects.create_user(
+        email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
+    )
+    user.groups.add(support_group_ensure())
     client.force_login(user)
     before = Ticket.objects.filter(pk=ticket.pk).values().get()
 
@@ -306,6 +301,21 @@ def test_staff_user_who_is_not_an_active_agent_cannot_reply(client, organization
     assert response.status_code == 200
     form = response.context["adminform"].form
     assert form.errors == {"__all__": [NOT_AN_AGENT]}
+    assert Reply.objects.count() == 0
+    assert WebhookEvent.objects.count() == 0
+    assert Ticket.objects.filter(pk=ticket.pk).values().get() == before
+
+
+def test_a_deactivated_agent_is_out_of_the_admin_at_once(client, organization, admin, webhook, ticket):
+    client.force_login(admin)
+    agent_set_active(agent=admin.agent, is_active=False)
+    before = Ticket.objects.filter(pk=ticket.pk).values().get()
+
+    page = client.get(change_url(ticket))
+    response = client.post(change_url(ticket), {"new_reply": "Tentativa de resposta", "priority": "urgente"})
+
+    assert page.status_code == 302 and page["Location"].startswith("/admin/login/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
     assert Reply.objects.count() == 0
     assert WebhookEvent.objects.count() == 0
     assert Ticket.objects.filter(pk=ticket.pk).values().get() == before
@@ -382,10 +392,15 @@ def test_assign_to_me_action_assigns_to_the_staff_user_agent(staff, organization
     assert set(Ticket.objects.values_list("assignee", flat=True)) == {own_agent.pk}
 
 
-def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(staff, admin, ticket):
-    agent_set_active(agent=admin.agent, is_active=False)
+def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(client, organization, ticket):
+    # (A deactivated agent is no longer a user who can log in: see test_a_deactivated_agent_is_out_of_the_admin.)
+    user = User.objects.create_user(
+        email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
+    )
+    user.groups.add(support_group_ensure())
+    client.force_login(user)
 
-    response = run_admin_action(staff, TICKET_CHANGELIST, "assign_to_me", [ticket])
+    response = run_admin_action(client, TICKET_CHANGELIST, "assign_to_me", [ticket])
 
     assert [str(m) for m in response.context["messages"]] == ["Somente atendentes ativos podem assumir tickets."]
     ticket.refresh_from_db()
