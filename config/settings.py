@@ -267,7 +267,11 @@ PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
 
 # --- Webhooks -------------------------------------------------------------
+# Development and tests: http:// and loopback receivers (this machine). Never in production.
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
+# Development only, and refused by a system check with DEBUG off: private, link-local and metadata
+# addresses (a webhook could then reach internal services).
+WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE = env.bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE", default=False)
 WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]
