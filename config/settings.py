@@ -18,7 +18,10 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+if not DATA_DIR.exists():
+    # Keys, the embedded database and uploaded files live here: readable by this user only.
+    DATA_DIR.mkdir(parents=True, mode=0o700)
+    DATA_DIR.chmod(0o700)
 
 
 def _generated_once(name: str) -> str:
@@ -98,10 +101,13 @@ if env.str("DATABASE_URL", default=""):
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
         _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
 else:
+    _SQLITE_FILE = DATA_DIR / "db.sqlite3"
+    if not _SQLITE_FILE.exists():
+        _SQLITE_FILE.touch(mode=0o600)  # SQLite gives its -wal and -shm files the same permissions
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
+            "NAME": _SQLITE_FILE,
             "OPTIONS": {
                 # Writers take the lock at BEGIN, so concurrent writers queue
                 # instead of failing with "database is locked" mid-transaction.
@@ -179,6 +185,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=10.0),
     },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
+    "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
 }
 
 # --- I18N, time -----------------------------------------------------------
@@ -197,6 +204,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Uploads (avatars) are served only through signed URLs: readable by this user only.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
+# The key and the webhook secret shown once in the admin travel in the server-side session, never in a cookie.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 API_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 AVATAR_URL_MAX_AGE = 30 * 60

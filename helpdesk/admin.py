@@ -4,6 +4,8 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.html import format_html
+from rest_framework_simplejwt.token_blacklist import admin as token_admin
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
@@ -159,3 +161,34 @@ class AgentAdmin(OrganizationScopedAdmin):
     def deactivate(self, request, queryset):
         for agent in queryset:
             agent_set_active(agent=agent, is_active=False)
+
+
+# simplejwt's admin shows the whole refresh token on its page: a credential. Ours shows everything else.
+admin.site.unregister(OutstandingToken)
+admin.site.unregister(BlacklistedToken)
+
+
+@admin.register(OutstandingToken)
+class OutstandingTokenAdmin(SuperuserOnlyAdmin, token_admin.OutstandingTokenAdmin):
+    exclude = ["token"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields if field.name != "token"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(BlacklistedToken)
+class BlacklistedTokenAdmin(SuperuserOnlyAdmin, token_admin.BlacklistedTokenAdmin):
+    fields = ["token_jti", "token_user", "token_created_at", "token_expires_at", "blacklisted_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
