@@ -225,6 +225,12 @@ def test_the_same_request_on_own_objects_succeeds(world, operation):
 # --- B on collections: only B's rows, and what B creates is B's ------------------------------------------
 
 
+def owners_of_related_rows(row) -> set:
+    """The organizations of the rows a new row points at (its requester, its creator...)."""
+    related = (getattr(row, f.name) for f in row._meta.concrete_fields if f.is_relation and f.name != "organization")
+    return {obj.organization_id for obj in related if obj is not None and hasattr(obj, "organization_id")}
+
+
 @by_name(COLLECTION_OPERATIONS)
 def test_collections_answer_and_store_only_the_callers_rows(world, operation):
     client = world.b.client(operation.door)
@@ -243,6 +249,7 @@ def test_collections_answer_and_store_only_the_callers_rows(world, operation):
     if operation.method == "POST":
         created = CREATED_MODELS[operation.route].objects.get(pk=data["id"])
         assert created.organization == world.b.organization
+        assert owners_of_related_rows(created) <= {world.b.organization.pk}
 
 
 # --- Methods a route does not answer, HEAD and OPTIONS ------------------------------------------------
