@@ -253,7 +253,11 @@ BODIES = {
         "assunto": "Impressora nova",
         "descricao": "Outra vez",
         "external_id": world.a.ticket.external_id,
-        "solicitante": {"nome": "Cliente", "email": "cliente@acme.test", "external_id": "cli-acme"},
+        "solicitante": {
+            "nome": "Cliente",
+            "email": world.a.ticket.requester.email,
+            "external_id": world.a.ticket.requester.external_id,
+        },
     },
     "POST /api/v1/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão"},
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
