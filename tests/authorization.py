@@ -47,6 +47,7 @@ PUBLIC_ROUTES = {
     "/api/docs/": "Swagger UI over the OpenAPI document",
     "/api/auth/login": "issues the panel JWT (rate limited per client address)",
     "/api/auth/refresh": "rotates the panel JWT; the refresh token in the body is the credential",
+    "/api/auth/logout": "blacklists the refresh token in the body; that token is the credential",
     # tests/helpdesk/test_agents_api.py proves the token: tampered or expired is a 403.
     "/api/v1/atendentes/avatar/{token}": "the signed, expiring token in the path is the credential",
 }
