@@ -212,6 +212,8 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 API_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 AVATAR_URL_MAX_AGE = 30 * 60
+# Agent photos (admin and create_agent): stored under their real format's extension, at most this size.
+AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=2 * 1024 * 1024)
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,5 +1,6 @@
 """Writes on organizations, users and agents."""
 
+from django.conf import settings
 from django.contrib.auth.models import Permission
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -48,8 +49,27 @@ def agent_create(
         user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
         agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
         if avatar is not None:
-            agent.avatar.save(f"avatar.{avatar_image_format(avatar)}", avatar, save=False)
+            agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
         agent.save()
+    return agent
+
+
+def agent_update(*, agent: Agent, name: str | None = None, is_active: bool | None = None, avatar=None) -> Agent:
+    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding."""
+    old_avatar = agent.avatar.name
+    with transaction.atomic():
+        if name is not None:
+            agent.name = name
+        if avatar is False:
+            agent.avatar = ""
+        elif avatar is not None:
+            agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
+        agent.save(update_fields=["name", "avatar"])
+        if is_active is not None and is_active != agent.is_active:
+            agent_set_active(agent=agent, is_active=is_active)
+        if old_avatar and old_avatar != agent.avatar.name:
+            storage = agent.avatar.storage
+            transaction.on_commit(lambda: storage.delete(old_avatar))
     return agent
 
 
@@ -64,20 +84,30 @@ def password_check(*, password: str, email: str = "", name: str = "") -> None:
 AVATAR_FORMATS = {"PNG": "png", "JPEG": "jpg", "GIF": "gif", "WEBP": "webp"}
 
 
-def avatar_image_format(avatar: File) -> str:
-    """The file's real image format: avatars are served to partners, so nothing but images."""
+def avatar_check(avatar: File) -> str:
+    """The extension to store an avatar under: its real image format, whatever the file was called.
+    Avatars are served to partners, so nothing but images, and nothing over AVATAR_MAX_BYTES."""
+    if avatar.size > settings.AVATAR_MAX_BYTES:
+        raise ValidationFailed({"avatar": [f"A imagem deve ter no máximo {_byte_size(settings.AVATAR_MAX_BYTES)}."]})
     try:
         avatar.seek(0)
         with Image.open(avatar) as image:
             image_format = image.format
             image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError):
         image_format = None
     finally:
         avatar.seek(0)
     if image_format not in AVATAR_FORMATS:
         raise ValidationFailed({"avatar": ["Envie uma imagem PNG, JPEG, GIF ou WebP."]})
     return AVATAR_FORMATS[image_format]
+
+
+def _byte_size(size: int) -> str:
+    for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"
 
 
 def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:

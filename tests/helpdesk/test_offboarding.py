@@ -70,6 +70,20 @@ def test_organization_staff_deactivate_an_agent_from_the_admin(client, admin, or
     assert refresh(session["refresh_token"]).status_code == 401
 
 
+def test_unticking_active_on_the_agents_page_is_the_same_offboarding(client, admin, organization):
+    agent = make_agent(organization, name="Desligada")
+    session = login(agent.user.email)
+    client.force_login(admin)
+
+    response = client.post(f"/admin/helpdesk/agent/{agent.pk}/change/", {"name": "Desligada", "_save": "Salvar"})
+
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    agent.user.refresh_from_db()
+    assert (agent.is_active, agent.user.is_active) == (False, False)
+    assert refresh(session["refresh_token"]).status_code == 401
+
+
 # --- A suspended organization ---------------------------------------------------------
 
 
