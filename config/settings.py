@@ -100,6 +100,17 @@ if env.str("DATABASE_URL", default=""):
     # DB_STATEMENT_TIMEOUT_MS; workers, beat and commands (migrations) are not bounded.
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
         _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
+        # The server enforces statement_timeout; a frozen server or a dropped network does not,
+        # so the client stops waiting for any answer a second later (helpdesk.db.postgresql); 0 turns it off.
+        _answer_timeout = env.float("DB_ANSWER_TIMEOUT", default=env.int("DB_STATEMENT_TIMEOUT_MS") / 1000 + 1)
+        if _answer_timeout > 0:
+            DATABASES["default"]["ANSWER_TIMEOUT"] = _answer_timeout
+    # Every process: a peer that stopped acknowledging (a dropped network) breaks the
+    # connection after 30 s, not after the kernel's 15 minutes of retransmissions.
+    _options.setdefault("tcp_user_timeout", env.int("DB_TCP_USER_TIMEOUT_MS", default=30_000))
+    _options.setdefault("keepalives_idle", 30)
+    _options.setdefault("keepalives_interval", 10)
+    _options.setdefault("keepalives_count", 3)
 else:
     _SQLITE_FILE = DATA_DIR / "db.sqlite3"
     if not _SQLITE_FILE.exists():
