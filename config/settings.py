@@ -190,10 +190,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# Reconnects to a broker that was down every second, not after up to 30 s (config/celery.py).
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-webhook-deliveries": {
         "task": "integrations.dispatch_due_deliveries",
-        "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=10.0),
+        "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=2.0),
     },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
     "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
@@ -301,8 +303,12 @@ WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]
 WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)
-# Seconds before the dispatcher queues again a delivery whose message never arrived.
-WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=60.0)
+# Seconds before the dispatcher queues again a delivery whose message never arrived
+# (lost inside the broker; a message the broker refused is due at once).
+WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=10.0)
+# Seconds a claimed delivery stays claimed without its worker renewing it (integrations/leases.py):
+# how long a worker that died holds the deliveries it was sending.
+WEBHOOK_LEASE = env.float("WEBHOOK_LEASE", default=6.0)
 
 LOGGING = {
     "version": 1,
