@@ -1,15 +1,13 @@
 """Celery application; configuration comes from Django settings (CELERY_ prefix)."""
 
-import os
-
 import functools
+import os
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
 from celery.worker.consumer import Consumer as CeleryConsumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-
 
 
 class Consumer(CeleryConsumer):
