@@ -4,7 +4,7 @@ import functools
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import beat_init, task_postrun, task_prerun, worker_init
 from celery.worker.consumer import Consumer as CeleryConsumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -40,3 +40,17 @@ def _database_connections_around_a_task(**kwargs) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_init.connect(dispatch_uid="helpdesk.refuse_misconfigured_worker")
+@beat_init.connect(dispatch_uid="helpdesk.refuse_misconfigured_beat")
+def _refuse_misconfiguration(**kwargs) -> None:
+    """Celery logs and ignores an exception raised by a signal receiver: exit explicitly."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.startup import refuse_misconfiguration
+
+    try:
+        refuse_misconfiguration()
+    except ImproperlyConfigured as error:
+        raise SystemExit(str(error)) from None

@@ -34,6 +34,9 @@ def _generated_once(name: str) -> str:
 
 
 SECRET_KEY = env.str("SECRET_KEY", default="") or _generated_once("secret_key")
+# A key generated into DATA_DIR is per machine: with a shared database (several machines) sessions,
+# signed URLs and panel tokens would hold on one machine only (helpdesk.E001 refuses that).
+KEYS_FROM_ENVIRONMENT = bool(env.str("SECRET_KEY", default="")) and bool(env.str("JWT_SIGNING_KEY", default=""))
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
@@ -149,6 +152,8 @@ else:
     # django-ratelimit wants a shared cache; the embedded mode runs one web
     # process, whose local-memory cache every request thread shares.
     SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+# A check silenced on purpose (the test harnesses' loopback receivers: integrations.E002).
+SILENCED_SYSTEM_CHECKS = [*globals().get("SILENCED_SYSTEM_CHECKS", []), *env.list("SILENCED_SYSTEM_CHECKS", default=[])]
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -334,6 +339,12 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    # Both are promises about the whole domain: the operator makes them (docs/operations.md).
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    # Plain http reaching the app is redirected, except the probes a load balancer sends straight to it.
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^metrics$"]
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # Where the client address comes from for per-address limits (login): REMOTE_ADDR,
 # or a header the proxy sets and clients cannot, e.g. HTTP_X_REAL_IP.

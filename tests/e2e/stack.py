@@ -10,6 +10,7 @@ so a test can stop the broker without touching anything else.
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -137,6 +138,11 @@ class Stack:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATA_DIR": str(self.data_dir),
             "WEBHOOK_ALLOW_INSECURE_URLS": "true",
+            # The receiver listens on this machine, over http: allowed here on purpose.
+            "SILENCED_SYSTEM_CHECKS": "integrations.E002",
+            # Keys from the environment, as production has them (helpdesk.E001 with a shared database).
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "JWT_SIGNING_KEY": secrets.token_urlsafe(50),
             "WEBHOOK_RETRY_DELAYS": "1,1,1,1",
             "WEBHOOK_TIMEOUT": "2",
             # Leases, the dispatcher's interval and the requeue delay are the production defaults:
