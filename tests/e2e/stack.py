@@ -121,8 +121,9 @@ class Receiver:
 
 
 class Stack:
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, *, database_prefix: str = "helpdesk_e2e_"):
         self.workdir = workdir
+        self.database_prefix = database_prefix
         self.data_dir = workdir / "data"
         self.data_dir.mkdir(parents=True)
         self.logs = workdir / "logs"
@@ -168,9 +169,10 @@ class Stack:
             )
         )
         self.organization_id = result["organization_id"]
-        self.api_key = json.loads(
+        credential = json.loads(
             self.manage("create_api_key", "--organization", self.organization_id, "--name", "e2e", "--json")
-        )["key"]
+        )
+        self.api_key, self.api_key_id = credential["key"], credential["id"]
         self.start_web()
         self.start_worker()
         self.start_beat()
@@ -343,7 +345,7 @@ class Stack:
     def _create_database(self) -> None:
         import psycopg
 
-        self._database_name = f"helpdesk_e2e_{uuid.uuid4().hex[:10]}"
+        self._database_name = f"{self.database_prefix}{uuid.uuid4().hex[:10]}"
         with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{self._database_name}"')
         parts = urlsplit(os.environ["DATABASE_URL"])
