@@ -83,8 +83,10 @@ class EnvelopeAutoSchema(AutoSchema):
             return "partner"
         if field == "token":
             return "panel"
-        if getattr(self.view, "rate_group", ""):
-            return "login"
+        from helpdesk.api.base import EnvelopeViewMixin
+
+        if type(self.view).rate_limit is not EnvelopeViewMixin.rate_limit:
+            return "login"  # public, limited per client address: login, refresh, logout
         return None
 
     def _takes_body(self) -> bool:
