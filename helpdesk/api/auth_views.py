@@ -141,9 +141,16 @@ class LogoutView(_PublicAuthView):
     @extend_schema(
         operation_id="auth_logout",
         tags=["Painel: autenticação"],
+        description=(
+            "Encerra a sessão: o refresh_token enviado (a credencial desta rota) deixa de valer; repetir com o "
+            "mesmo token não é erro. Limitado por endereço do cliente."
+        ),
         auth=[],
         request=RefreshIn,
-        responses={200: envelope("LogoutRealizado", None), **errors(400, 401, 422, 429)},
+        responses={
+            200: envelope("LogoutRealizado", None),
+            **errors(401, descriptions={401: "Token de renovação inválido ou expirado (campo `token`)."}),
+        },
     )
     def post(self, request):
         payload = RefreshIn(data=request.data)

@@ -50,7 +50,10 @@ class CredentialViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="api_keys_create",
         tags=CREDENTIAL_TAGS,
-        description="Cria uma chave de aplicação; a chave completa (`chave`) aparece só nesta resposta.",
+        description=(
+            "Cria uma chave de aplicação; a chave completa (`chave`) aparece só nesta resposta. Uma organização tem "
+            "no máximo 20 credenciais ativas (API_KEYS_PER_ORGANIZATION): a seguinte é um 422 no campo `credencial`."
+        ),
         request=CredentialCreateIn,
         responses={201: envelope("CredencialCriada", CredentialCreatedOut)},
     )
@@ -200,7 +203,9 @@ class WebhookViewSet(ManagementViewSet):
                 404,
                 409,
                 descriptions={
-                    404: "Webhook não encontrado (campo `id`) ou entrega não encontrada neste webhook (campo `entrega`).",
+                    404: (
+                        "Webhook não encontrado (campo `id`) ou entrega não encontrada neste webhook (campo `entrega`)."
+                    ),
                     409: WEBHOOK_INACTIVE,
                 },
             ),

@@ -34,6 +34,7 @@ from tickets.services import (
 
 TAGS = ["Painel: tickets"]
 TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 
 class PanelTicketViewSet(AgentPanelViewSet):
@@ -113,7 +114,9 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_replies_update",
         tags=TAGS,
-        description="Edita uma resposta ou nota do próprio atendente; um texto diferente dispara `ticket.resposta_editada`.",
+        description=(
+            "Edita uma resposta ou nota do próprio atendente; um texto diferente dispara `ticket.resposta_editada`."
+        ),
         request=PanelReplyEditIn,
         responses={
             200: envelope("RespostaDoAtendenteAtualizada", PanelReplyOut),
@@ -122,7 +125,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
                 404,
                 descriptions={
                     403: "A resposta não é do atendente (campo `resposta`).",
-                    404: "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`).",
+                    404: REPLY_NOT_FOUND,
                 },
             ),
         },

@@ -36,6 +36,7 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     ),
 )
 TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 
 class TicketViewSet(PartnerViewSet):
@@ -138,7 +139,7 @@ class TicketViewSet(PartnerViewSet):
                 404,
                 descriptions={
                     403: "A resposta é de um atendente, não foi enviada pela API (campo `resposta`).",
-                    404: "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`).",
+                    404: REPLY_NOT_FOUND,
                 },
             ),
         },
