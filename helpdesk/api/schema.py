@@ -16,10 +16,26 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from helpdesk.api.fields import EmailTextField
+
 # What str.strip() removes (str.isspace), spelled out so the pattern means the same in every regex dialect.
 WHITESPACE = r"\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 NO_NUL = r"^[^\u0000]*$"
 NOT_BLANK_NO_NUL = rf"^[^\u0000]*[^\u0000{WHITESPACE}][^\u0000]*$"
+
+# Django's EmailValidator (helpdesk.api.fields.EmailTextField) without look-arounds or flags: a
+# dot-atom or quoted local part; a host name whose last label is 2+ letters (or an xn-- label),
+# `localhost`, or an IPv4 literal. (It also takes IPv6 literals, which the pattern leaves out.)
+# Its case-insensitive [a-z] also matches İ, ı, ſ and the Kelvin sign: _CASELESS.
+_CASELESS = r"0-9A-Za-z\u0130\u0131\u017f\u212a"
+_ATOM = rf"[-!#$%&'*+/=?^_`{{}}|~{_CASELESS}]+"
+_QUOTED = r'"([\u0001-\u0008\u000b\u000c\u000e-\u001f!#-\[\]-\u007f]|\\[\u0001-\u0009\u000b\u000c\u000e-\u007f])*"'
+_LABEL = r"[0-9A-Za-z\u00a1-\uffff]([-0-9A-Za-z\u00a1-\uffff]{0,61}[0-9A-Za-z\u00a1-\uffff])?"
+_TLD = rf"([A-Za-z\u00a1-\uffff][-A-Za-z\u00a1-\uffff]{{0,61}}[A-Za-z\u00a1-\uffff]|[Xx][Nn]--[{_CASELESS}]{{1,59}})"
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+EMAIL_PATTERN = (
+    rf"^({_ATOM}(\.{_ATOM})*|{_QUOTED})@({_LABEL}(\.{_LABEL})*\.{_TLD}|localhost|\[{_OCTET}(\.{_OCTET}){{3}}\])$"
+)
 
 TRIMMED_TEXT = (
     "Espaços nas pontas são removidos antes da validação (os limites de tamanho valem para o texto sem eles); "
@@ -120,7 +136,13 @@ class EnvelopeAutoSchema(AutoSchema):
         if door == "partner" and status_code != "401":
             # Present on every answer to a request with a valid key, unless the rate-limit cache is
             # down (the limiter fails open): documented, not required.
-            names += ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Policy", "RateLimit"]
+            names += [
+                "X-RateLimit-Limit",
+                "X-RateLimit-Remaining",
+                "X-RateLimit-Reset",
+                "RateLimit-Policy",
+                "RateLimit",
+            ]
             if self.method == "POST" and status_code != "429":
                 names.append("Idempotent-Replayed")
         for name in names:
@@ -324,6 +346,8 @@ class TextFieldExtension(OpenApiSerializerFieldExtension):
         field = self.target
         blank_refused = not field.allow_blank and field.trim_whitespace
         schema["pattern"] = NOT_BLANK_NO_NUL if blank_refused else NO_NUL
+        if isinstance(field, EmailTextField):
+            schema["pattern"] = EMAIL_PATTERN  # checked on the trimmed text; "" is its own branch when allowed
         schema.setdefault("description", TRIMMED_TEXT if field.trim_whitespace else RAW_TEXT)
         return schema
 

@@ -14,10 +14,11 @@ from integrations.models import SUBSCRIBABLE_EVENTS, DeliveryStatus, EventKind
 KEY_PREFIX_PATTERN = r"^hdk_live_[0-9A-Za-z]{3}$"
 KEY_PATTERN = r"^hdk_live_[0-9A-Za-z]{40}$"
 SECRET_PATTERN = r"^whsec_[0-9A-Za-z+/]{43}=$"
-# https, a host name or IPv4 address, an optional port; the host must resolve to public addresses only.
+# https (any case), an ASCII host name or IPv4 address, an optional port (urlsplit's rules: digits,
+# at most 65535, may be empty); the host must also resolve to public addresses only.
 URL_PATTERN = (
-    r"^https://[A-Za-z0-9.\-]+"
-    r"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?"
+    r"^[Hh][Tt][Tt][Pp][Ss]://[A-Za-z0-9.\-]+"
+    r"(:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})?)?"
     r"([/?#][^\u0000]*)?$"
 )
 SUBSCRIBABLE_CHOICES = [event.value for event in SUBSCRIBABLE_EVENTS]
