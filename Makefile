@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test fuzz lint bench clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ run: setup
 
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# Contract fuzzing (tests/fuzz): schemathesis from the service's own OpenAPI schema against a running
+# stack, FUZZ_MAX_EXAMPLES (default 100) cases per operation; `make test` runs only a smoke version.
+fuzz: setup
+	$(VENV)/bin/pytest -m fuzz tests/fuzz $(PYTEST_ARGS)
 
 # Lint, format and the import layers (pyproject.toml); .ci/run fails on any of them.
 lint: setup

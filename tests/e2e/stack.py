@@ -121,9 +121,10 @@ class Receiver:
 
 
 class Stack:
-    def __init__(self, workdir: Path, *, database_prefix: str = "helpdesk_e2e_"):
+    def __init__(self, workdir: Path, *, database_prefix: str = "helpdesk_e2e_", wsgi: str = "config.wsgi"):
         self.workdir = workdir
         self.database_prefix = database_prefix
+        self.wsgi = wsgi
         self.data_dir = workdir / "data"
         self.data_dir.mkdir(parents=True)
         self.logs = workdir / "logs"
@@ -142,6 +143,7 @@ class Stack:
             "WEBHOOK_REQUEUE_AFTER": "2",
             "WEBHOOK_DISPATCH_INTERVAL": "0.5",
             "PARTNER_RATE_LIMIT": "100000/m",
+            "PARTNER_UNAUTHENTICATED_RATE_LIMIT": "100000/m",
             "LOGIN_RATE_LIMIT": "100000/m",
             "PANEL_RATE_LIMIT": "100000/m",
             "PYTHONUNBUFFERED": "1",
@@ -208,7 +210,7 @@ class Stack:
     def _web_command(self) -> list[str]:
         return [
             str(VENV_BIN / "gunicorn"),
-            "config.wsgi",
+            self.wsgi,
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",

@@ -9,6 +9,8 @@ logged, one JSON line each, to HELPDESK_FUZZ_LOG for the test's own assertions.
 - Realistic ids: in the generated phases, most path ids are swapped for ids seeded in
   organization A (to reach past the 404s) or in organization B (whose answer must be the 404 of
   an id that does not exist); the stateful phase keeps the ids its links carry.
+- Realistic values in valid bodies: A's admin on login, real refresh tokens on refresh and
+  logout, a public webhook URL, A's (or B's) statuses and agents on a ticket update.
 - Guards: nothing revokes the key or deletes/changes the webhook the run relies on (such a
   request goes to an id that does not exist instead).
 - Checks of our own: the exact envelope, and tenancy.
@@ -122,24 +124,55 @@ def _use_seeded_body_values(label: str, case) -> None:
         # Mostly a key of its own (a retry with the same key and body replays, another body is a 422).
         case.headers = {**case.headers, "Idempotency-Key": f"{key[:200]}-{uuid.uuid4().hex}"}
     body = case.body
-    if not isinstance(body, dict):
-        return
-    draw = _draw(label, body)
-    if label == "POST /api/auth/login" and draw[0] < 40:
-        case.body = {**body, **FIXTURES["admin"]}
-    elif label == "POST /api/auth/refresh" and draw[0] < 40:
-        with _refresh_lock:
-            if _refresh_tokens:
-                case.body = {**body, "refresh_token": _refresh_tokens.pop()}
-    elif label == "PATCH /api/tickets/{id}":
-        values = FIXTURES["ticket_update_values"]
-        changes = {}
-        for position, field in enumerate(("status_id", "atendente_id")):
-            if _is_uuid(body.get(field)) and draw[position] < 200:
-                pool = values[field]["a" if draw[position] < 160 else "b"]
-                changes[field] = pool[draw[position + 2] % len(pool)]
-        if changes:
-            case.body = {**body, **changes}
+    seeded = BODY_VALUES.get(label)
+    if seeded is not None and isinstance(body, dict):
+        case.body = {**body, **seeded(body, _draw(label, body))}
+
+
+def _login(body: dict, draw: bytes) -> dict:
+    return FIXTURES["admin"] if draw[0] < 40 else {}
+
+
+def _refresh(body: dict, draw: bytes) -> dict:
+    with _refresh_lock:
+        if draw[0] < 40 and _refresh_tokens:
+            return {"refresh_token": _refresh_tokens.pop()}
+    return {}
+
+
+def _logout(body: dict, draw: bytes) -> dict:
+    # Logging out twice with one token is a 200 too: a pool of its own, reused.
+    pool = FIXTURES["logout_tokens"]
+    return {"refresh_token": pool[draw[1] % len(pool)]} if draw[0] < 40 else {}
+
+
+def _webhook(body: dict, draw: bytes) -> dict:
+    # A made-up host never resolves here (tests/fuzz/offline_wsgi.py): most valid bodies get a
+    # public address instead. Nothing is ever delivered to it (the worker is stopped).
+    if isinstance(body.get("url"), str) and draw[0] < 160:
+        return {"url": f"{FIXTURES['public_url']}/{draw[1:5].hex()}"}
+    return {}
+
+
+def _ticket_update(body: dict, draw: bytes) -> dict:
+    # Mostly A's statuses and agents (a 200), some of B's (a 404, like an id that does not exist).
+    values = FIXTURES["ticket_update_values"]
+    changes = {}
+    for position, field in enumerate(("status_id", "atendente_id")):
+        if _is_uuid(body.get(field)) and draw[position] < 200:
+            pool = values[field]["a" if draw[position] < 160 else "b"]
+            changes[field] = pool[draw[position + 2] % len(pool)]
+    return changes
+
+
+BODY_VALUES = {
+    "POST /api/auth/login": _login,
+    "POST /api/auth/refresh": _refresh,
+    "POST /api/auth/logout": _logout,
+    "POST /api/webhooks": _webhook,
+    "PATCH /api/webhooks/{id}": _webhook,
+    "PATCH /api/tickets/{id}": _ticket_update,
+}
 
 
 def _is_uuid(value) -> bool:
@@ -206,11 +239,17 @@ def tenancy(ctx, response, case):
 
 # --- failures a schema cannot express -------------------------------------------
 
+# Field -> the only messages that may refuse a schema-valid request on it: rules about stored state
+# or about the world, which a schema cannot say (each is in the description of its operation or field).
 SEMANTIC_REJECTIONS = {
-    # The 11th webhook of an organization (the limit is documented in the operation's description).
-    "webhook": "Limite de 10 webhooks por organização atingido.",
-    # An Idempotency-Key reused with another body (documented on the header).
-    "Idempotency-Key": "Esta chave já foi usada com outra requisição.",
+    # The 11th webhook of an organization.
+    "webhook": ("Limite de 10 webhooks por organização atingido.",),
+    # The 21st active API key of an organization (API_KEYS_PER_ORGANIZATION's default).
+    "credencial": ("Limite de 20 credenciais ativas por organização atingido. Revogue uma antes.",),
+    # An Idempotency-Key reused with another body.
+    "Idempotency-Key": ("Esta chave já foi usada com outra requisição.",),
+    # A webhook URL whose host does not resolve, or not only to public addresses.
+    "url": ("Não foi possível resolver o host da URL.", "O host da URL deve resolver apenas para endereços públicos."),
 }
 
 
@@ -218,20 +257,26 @@ SEMANTIC_REJECTIONS = {
 def filter_failure(context, failure, case, response):
     """Drops two kinds of failure, and only these:
 
-    - a schema-valid request refused for a rule about stored state (ST202 with 422 on `webhook`
-      or a reused `Idempotency-Key`);
+    - a schema-valid request refused (ST202) with a 422 whose every field error is one of
+      SEMANTIC_REJECTIONS;
     - a schema-violating body accepted because the service trims text before validating, as
       the fields' descriptions say (ST201 whose body is valid once its strings are trimmed).
+
+    Each dropped failure is written to filtered.jsonl beside the call log.
     """
     keep = True
     if failure.code == "ST202" and response.status_code == 422:
         errors = json.loads(response.content)["errors"]
-        keep = not (errors and all(errors[field] == [SEMANTIC_REJECTIONS.get(field)] for field in errors))
+        keep = not (errors and all(_semantic(field, messages) for field, messages in errors.items()))
     elif failure.code == "ST201":
         keep = not _valid_once_trimmed(case)
     if not keep:
         _write(FILTERED_LOG, {**_entry(case, response), "failure": failure.code, "body": repr(case.body)[:300]})
     return keep
+
+
+def _semantic(field: str, messages: list[str]) -> bool:
+    return len(messages) == 1 and messages[0] in SEMANTIC_REJECTIONS.get(field, ())
 
 
 def _trimmed(value):

@@ -3,14 +3,19 @@
 The stack is the end-to-end one (tests/e2e/stack.py: gunicorn on a database of its own, PostgreSQL
 and Redis when DATABASE_URL and REDIS_URL say so). Two organizations are seeded through the API with
 real credentials; schemathesis then runs every check on every operation, with schema-valid and
-schema-violating data (tests/fuzz/schemathesis.toml, tests/fuzz/hooks.py). Selected with `-m fuzz`
-(`make fuzz`); `make test` leaves it out for time.
+schema-violating data (tests/fuzz/schemathesis.toml, tests/fuzz/hooks.py).
+
+Two runs of the same machinery (docs/decisions.md):
+- the full one, `-m fuzz` (`make fuzz`, once per CI run, on PostgreSQL): the coverage, fuzzing and
+  stateful phases, FUZZ_MAX_EXAMPLES (default 100) cases per operation in the fuzzing phase;
+- a smoke one in `make test`: the fuzzing phase only, a few cases per operation.
 """
 
 import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -20,30 +25,30 @@ from PIL import Image
 
 from tests.e2e.stack import ROOT, VENV_BIN, Receiver, Stack, free_port, wait_for
 
-pytestmark = pytest.mark.fuzz
-
 HERE = Path(__file__).resolve().parent
 # Reports, the call log and the seeded fixtures of the last run (CI keeps test-artifacts/).
-ARTIFACTS = ROOT / "test-artifacts" / "fuzz"
+ARTIFACTS = ROOT / "test-artifacts"
 OTHER_PASSWORD = "fuzz-Outra-senha-456"
 EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
-MIN_CASES = 100
 # Operations without any input: every request is the same one, a handful says all there is to say.
 WITHOUT_INPUT = {"GET /api/api-keys", "GET /api/webhooks", "GET /api/ticket-status", "GET /api/health"}
+SMOKE_EXAMPLES = 5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def receiver():
     running = Receiver().start()
     yield running
     running.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def stack(tmp_path_factory):
-    running = Stack(tmp_path_factory.mktemp("fuzz"), database_prefix="fuzz_").start()
-    yield running
-    running.stop()
+    running = Stack(tmp_path_factory.mktemp("fuzz"), database_prefix="fuzz_", wsgi="tests.fuzz.offline_wsgi")
+    try:
+        yield running.start()
+    finally:
+        running.stop()
 
 
 def _ok(answer, *codes):
@@ -221,6 +226,10 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
     # From here no delivery is attempted: URLs the fuzzer makes up are never called.
     inactive = a.webhook("Inativo", receiver.base_url + receiver.new_path(200))
     a.panel("PATCH", f"/api/webhooks/{inactive['id']}", {"ativo": False})
+    # The receiver needed http and loopback; the fuzzing gets production's URL rules (https, public hosts).
+    stack.kill("web", signal.SIGTERM)
+    stack.env["WEBHOOK_ALLOW_INSECURE_URLS"] = "false"
+    stack.start_web()
 
     for org, webhooks in ((a, (up, failing, silent)), (b, (b_hook,))):
         for webhook in webhooks:
@@ -240,10 +249,13 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
     other_ids |= set(b.statuses().values()) | {agent["id"] for agent in b_agents}
     return {
         "base_url": stack.base_url,
+        # A public address (IANA's, for examples) for valid webhook bodies: nothing is delivered to it.
+        "public_url": "https://93.184.216.34/fuzz",
         "partner_key": a.key,
         "admin": {"email": a.email, "senha": a.password},
         # Single-use: a refresh token is blacklisted once used.
         "refresh_tokens": [_login(stack, a.email, a.password)["refresh_token"] for _ in range(6)],
+        "logout_tokens": [_login(stack, a.email, a.password)["refresh_token"] for _ in range(2)],
         "paths": {
             label: {"a": a.paths[label], "b": b.paths[label] or a.paths[label]} for label in set(a.paths) | set(b.paths)
         },
@@ -266,7 +278,7 @@ def _all(paths: dict[str, list[dict]]):
         yield from parameters
 
 
-def _schemathesis(stack: Stack, fixtures_file: Path, log: Path, reports: Path) -> int:
+def _schemathesis(stack: Stack, fixtures_file: Path, log: Path, reports: Path, *options: str) -> int:
     env = {
         **os.environ,
         "HELPDESK_FUZZ_FIXTURES": str(fixtures_file),
@@ -286,43 +298,67 @@ def _schemathesis(stack: Stack, fixtures_file: Path, log: Path, reports: Path) -
         "junit,ndjson",
         "--report-dir",
         str(reports),
+        *options,
     ]
     if os.environ.get("FUZZ_SEED"):
         command += ["--seed", os.environ["FUZZ_SEED"]]
-    return subprocess.run(command, cwd=ROOT, env=env, timeout=900).returncode
+    return subprocess.run(command, cwd=ROOT, env=env, timeout=1200).returncode
 
 
-def test_every_operation_answers_as_its_schema_says_under_fuzzing(stack, receiver):
+def _fuzz(stack: Stack, receiver: Receiver, name: str, *options: str) -> tuple[dict, list[dict], str]:
+    """Seeds both organizations, runs schemathesis, and asserts what every run must show: no
+    failure of any check, no 5xx, every operation called, no crash in the server's log."""
     fixtures = _seed(stack, receiver)
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
-    fixtures_file = ARTIFACTS / "fixtures.json"
+    artifacts = ARTIFACTS / name
+    shutil.rmtree(artifacts, ignore_errors=True)
+    artifacts.mkdir(parents=True)
+    fixtures_file = artifacts / "fixtures.json"
     fixtures_file.write_text(json.dumps(fixtures, indent=1))
-    log = ARTIFACTS / "calls.jsonl"
+    log = artifacts / "calls.jsonl"
     log.touch()
 
-    returncode = _schemathesis(stack, fixtures_file, log, ARTIFACTS / "reports")
+    returncode = _schemathesis(stack, fixtures_file, log, artifacts / "reports", *options)
 
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     summary = _summary(calls)
     print(summary)
-    assert returncode == 0, f"schemathesis found failures (reports in {ARTIFACTS})\n{summary}"
+    assert returncode == 0, f"schemathesis found failures (reports in {artifacts})\n{summary}"
+    assert not [call for call in calls if call["status"] >= 500]
+    uncalled = _operations(stack) - {call["operation"] for call in calls}
+    assert not uncalled, f"never called: {sorted(uncalled)}"
+    web_log = (stack.logs / "web.log").read_text(errors="replace")
+    assert "Unhandled error" not in web_log and "Error handling request" not in web_log
+    # Nothing the fuzzer did took away what the run relied on.
+    _ok(stack.request("GET", "/api/v1/tickets", key=fixtures["partner_key"]))
+    return fixtures, calls, summary
 
-    operations = _operations(stack)
+
+@pytest.mark.fuzz
+def test_every_operation_answers_as_its_schema_says_under_fuzzing(stack, receiver):
+    max_examples = int(os.environ.get("FUZZ_MAX_EXAMPLES", "100"))
+
+    _, calls, summary = _fuzz(stack, receiver, "fuzz", "--max-examples", str(max_examples))
+
     by_operation = defaultdict(Counter)
     for call in calls:
         by_operation[call["operation"]][call["status"]] += 1
-    assert not [call for call in calls if call["status"] >= 500]
-    missing = {op for op in operations if op not in WITHOUT_INPUT and sum(by_operation[op].values()) < MIN_CASES}
-    assert not missing, f"fewer than {MIN_CASES} requests: {sorted(missing)}\n{summary}"
+    operations = _operations(stack)
+    missing = {op for op in operations - WITHOUT_INPUT if sum(by_operation[op].values()) < max_examples}
+    assert not missing, f"fewer than {max_examples} requests: {sorted(missing)}\n{summary}"
+    assert {"positive", "negative"} <= {_mode(call) for call in calls}
     unreached = {op for op in operations if not any(200 <= code < 300 for code in by_operation[op])}
     assert not unreached, f"never answered 2xx: {sorted(unreached)}\n{summary}"
     tenancy = Counter(call["status"] for call in calls if call["other_organization"])
-    assert tenancy[404] >= 100, f"too few requests with organization B's ids reached the lookup: {tenancy}"
+    assert tenancy[404] >= max_examples, f"too few requests with organization B's ids reached the lookup: {tenancy}"
 
-    # Nothing the fuzzer did took away what the run relied on, and the server logged no crash.
-    _ok(stack.request("GET", "/api/v1/tickets", key=fixtures["partner_key"]))
-    assert "Unhandled error" not in (stack.logs / "web.log").read_text(errors="replace")
+
+def test_a_few_fuzzed_cases_per_operation_answer_as_the_schema_says(stack, receiver):
+    """The smoke version of the above, for every `make test`: same seeding, hooks and checks."""
+    _fuzz(stack, receiver, "fuzz-smoke", "--phases", "fuzzing", "--max-examples", str(SMOKE_EXAMPLES))
+
+
+def _mode(call: dict) -> str:
+    return "negative" if call["negative"] else "positive"
 
 
 def _operations(stack: Stack) -> set[str]:
