@@ -257,7 +257,22 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "helpdesk.api.schema.postprocess"],
+    # Names of the enum components (the hook names them after the field otherwise, with collisions).
+    "ENUM_NAME_OVERRIDES": {
+        "Prioridade": "tickets.models.Priority",
+        "CategoriaDoStatus": "tickets.models.StatusCategory",
+        "Canal": "tickets.models.Channel",
+        "OrigemDaResposta": "tickets.models.ReplyOrigin",
+        "TipoDoAutor": [("agente", "Atendente"), ("cliente", "Cliente")],
+        "Evento": "integrations.models.EventKind",
+        "EventoAssinavel": "integrations.models.SUBSCRIBABLE_EVENTS",
+        "SituacaoDaEntrega": "integrations.models.DeliveryStatus",
+        "EstadoDaDependencia": ["ok"],
+        "Sucesso": [(True, True)],
+        "Falha": [(False, False)],
+        "MensagemDeValidacao": ["Erro de validação"],
+    },
 }
 
 # --- Panel login (JWT) ----------------------------------------------------

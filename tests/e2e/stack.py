@@ -123,8 +123,10 @@ class Receiver:
 
 
 class Stack:
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, *, database_prefix: str = "helpdesk_e2e_", wsgi: str = "config.wsgi"):
         self.workdir = workdir
+        self.database_prefix = database_prefix
+        self.wsgi = wsgi
         self.data_dir = workdir / "data"
         self.data_dir.mkdir(parents=True)
         self.logs = workdir / "logs"
@@ -148,6 +150,7 @@ class Stack:
             # Leases, the dispatcher's interval and the requeue delay are the production defaults:
             # the fault tests measure recovery as an operator would see it.
             "PARTNER_RATE_LIMIT": "100000/m",
+            "PARTNER_UNAUTHENTICATED_RATE_LIMIT": "100000/m",
             "LOGIN_RATE_LIMIT": "100000/m",
             "PANEL_RATE_LIMIT": "100000/m",
             "PYTHONUNBUFFERED": "1",
@@ -175,9 +178,10 @@ class Stack:
             )
         )
         self.organization_id = result["organization_id"]
-        self.api_key = json.loads(
+        credential = json.loads(
             self.manage("create_api_key", "--organization", self.organization_id, "--name", "e2e", "--json")
-        )["key"]
+        )
+        self.api_key, self.api_key_id = credential["key"], credential["id"]
         self.start_web()
         self.start_worker()
         self.start_beat()
@@ -213,7 +217,7 @@ class Stack:
     def _web_command(self) -> list[str]:
         return [
             str(VENV_BIN / "gunicorn"),
-            "config.wsgi",
+            self.wsgi,
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
@@ -364,7 +368,7 @@ class Stack:
     def _create_database(self) -> None:
         import psycopg
 
-        self._database_name = f"helpdesk_e2e_{uuid.uuid4().hex[:10]}"
+        self._database_name = f"{self.database_prefix}{uuid.uuid4().hex[:10]}"
         with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{self._database_name}"')
         parts = urlsplit(os.environ["DATABASE_URL"])
