@@ -18,7 +18,10 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+if not DATA_DIR.exists():
+    # Keys, the embedded database and uploaded files live here: readable by this user only.
+    DATA_DIR.mkdir(parents=True, mode=0o700)
+    DATA_DIR.chmod(0o700)
 
 
 def _generated_once(name: str) -> str:
@@ -35,7 +38,7 @@ DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "helpdesk.admin_config.HelpdeskAdminConfig",  # django.contrib.admin with the login limits (helpdesk.admin_site)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -98,10 +101,13 @@ if env.str("DATABASE_URL", default=""):
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
         _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
 else:
+    _SQLITE_FILE = DATA_DIR / "db.sqlite3"
+    if not _SQLITE_FILE.exists():
+        _SQLITE_FILE.touch(mode=0o600)  # SQLite gives its -wal and -shm files the same permissions
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "db.sqlite3",
+            "NAME": _SQLITE_FILE,
             "OPTIONS": {
                 # Writers take the lock at BEGIN, so concurrent writers queue
                 # instead of failing with "database is locked" mid-transaction.
@@ -175,6 +181,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=10.0),
     },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
+    "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
 }
 
 # --- I18N, time -----------------------------------------------------------
@@ -193,9 +200,16 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Uploads (avatars) are served only through signed URLs: readable by this user only.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
+# The key and the webhook secret shown once in the admin travel in the server-side session, never in a cookie.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 API_MAX_BODY_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 AVATAR_URL_MAX_AGE = 30 * 60
+# Agent photos (admin and create_agent): stored under their real format's extension, at most this size.
+AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=2 * 1024 * 1024)
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
@@ -243,6 +257,10 @@ SIMPLE_JWT = {
     "LEEWAY": 0,
 }
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
+# Failed logins of one account (e-mail), from any address, through the API or the admin.
+LOGIN_ACCOUNT_RATE_LIMIT = env.str("LOGIN_ACCOUNT_RATE_LIMIT", default="20/h")
+# With the cache down, logins are refused (a limiter that cannot count does not protect passwords).
+LOGIN_RATELIMIT_FAIL_OPEN = env.bool("LOGIN_RATELIMIT_FAIL_OPEN", default=False)
 PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")
 
 # --- Partner API ----------------------------------------------------------
@@ -251,12 +269,19 @@ RATELIMIT_USE_CACHE = "default"
 # A cache outage must not take the partner API down with it: fail open.
 RATELIMIT_FAIL_OPEN = env.bool("RATELIMIT_FAIL_OPEN", default=True)
 CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
+API_KEYS_PER_ORGANIZATION = env.int("API_KEYS_PER_ORGANIZATION", default=20)  # active ones
+# Partner requests without a valid key, per client address (a key guessed or scanned for).
+PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT", default="60/m")
 # Seconds after a request or task during which its database connection is reused without a
 # health-check round trip (helpdesk.db.postgresql).
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
 
 # --- Webhooks -------------------------------------------------------------
+# Development and tests: http:// and loopback receivers (this machine). Never in production.
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
+# Development only, and refused by a system check with DEBUG off: private, link-local and metadata
+# addresses (a webhook could then reach internal services).
+WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE = env.bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE", default=False)
 WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]

@@ -5,20 +5,23 @@ password change invalidates every token at once; the user, their organization
 and their permissions are read from the database on every request.
 """
 
+import contextlib
 from types import SimpleNamespace
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from django.db import transaction
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import AuthenticationFailed, InvalidToken, TokenError
 from rest_framework_simplejwt.settings import api_settings as jwt_settings
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
-from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.tokens import RefreshToken, UntypedToken
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
-from helpdesk.exceptions import NotAuthenticated
+from helpdesk.exceptions import AccessDenied, NotAuthenticated, RateLimited
 from helpdesk.models import User
 from helpdesk.permissions import MANAGE_PUBLIC_API, MANAGE_PUBLIC_API_PERM
+from helpdesk.ratelimit import client_address, count_request
 
 
 class InvalidCredentials(NotAuthenticated):
@@ -52,20 +55,74 @@ class PanelJWTAuthentication(JWTAuthentication):
 
     def get_user(self, validated_token):
         try:
-            return super().get_user(validated_token)
+            user = super().get_user(validated_token)
         except (InvalidToken, AuthenticationFailed, User.DoesNotExist, ValueError):
             raise InvalidPanelToken()
+        if not organization_is_active(user):
+            raise OrganizationSuspended()
+        return user
+
+
+class OrganizationSuspended(AccessDenied):
+    field = "organizacao"
+    detail = "A organização está suspensa."
+
+
+def organization_is_active(user: User) -> bool:
+    """Superusers have no organization; everyone else works only while theirs is active."""
+    return user.organization_id is None or user.organization.is_active
 
 
 def panel_permissions(user: User) -> list[str]:
     return [MANAGE_PUBLIC_API] if user.organization_id and user.has_perm(MANAGE_PUBLIC_API_PERM) else []
 
 
+def login_address_count(request) -> None:
+    """Every login attempt, through the API or the admin, counts against the client's address."""
+    count_request(
+        request,
+        group="panel-login",
+        rate=settings.LOGIN_RATE_LIMIT,
+        key=client_address,
+        policy="login",
+        fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
+    )
+
+
+def _account_limit(request, email: str, *, increment: bool) -> None:
+    account = email.strip().lower()
+    count_request(
+        request,
+        group="panel-login-account",
+        rate=settings.LOGIN_ACCOUNT_RATE_LIMIT,
+        key=lambda group, request: account,
+        policy="login-conta",
+        fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
+        increment=increment,
+    )
+
+
+def login_account_check(request, email: str) -> None:
+    """Too many failed logins of one account, from any address: refused (RateLimited) for the window.
+
+    Counted per e-mail whether the account exists or not, so the refusal tells nothing about it."""
+    _account_limit(request, email, increment=False)
+
+
+def login_account_failed(request, email: str) -> None:
+    with contextlib.suppress(RateLimited):  # this failure reached the limit: the next attempt is refused
+        _account_limit(request, email, increment=True)
+
+
 def panel_login(*, email: str, password: str, request=None) -> tuple[User, RefreshToken]:
     """Same answer whether the e-mail exists or not (Django's backend hashes either way)."""
+    login_account_check(request, email)
     user = authenticate(request, email=email.strip(), password=password)
     if user is None or not user.is_active:
+        login_account_failed(request, email)
         raise InvalidCredentials()
+    if not organization_is_active(user):
+        raise InvalidCredentials()  # the same answer: a suspended organization's password is not confirmed
     return user, RefreshToken.for_user(user)
 
 
@@ -75,10 +132,11 @@ def panel_refresh(*, raw_refresh_token: str) -> tuple[User, RefreshToken]:
         old = RefreshToken(raw_refresh_token)
     except TokenError:
         raise InvalidPanelToken()
-    user = User.objects.filter(pk=old.get(jwt_settings.USER_ID_CLAIM)).first()
+    user = User.objects.select_related("organization").filter(pk=old.get(jwt_settings.USER_ID_CLAIM)).first()
     if (
         user is None
         or not user.is_active
+        or not organization_is_active(user)
         or old.get(jwt_settings.REVOKE_TOKEN_CLAIM) != get_md5_hash_password(user.password)
     ):
         raise InvalidPanelToken()
@@ -88,3 +146,16 @@ def panel_refresh(*, raw_refresh_token: str) -> tuple[User, RefreshToken]:
             raise InvalidPanelToken()
         BlacklistedToken.objects.create(token=outstanding)
     return user, RefreshToken.for_user(user)
+
+
+def panel_logout(*, raw_refresh_token: str) -> None:
+    """The refresh token can no longer be used; logging out twice is fine. Access tokens expire
+    within 15 minutes (deactivating the user or changing the password revokes those at once)."""
+    try:
+        token = UntypedToken(raw_refresh_token)  # signature and expiry, whether blacklisted or not
+    except TokenError:
+        raise InvalidPanelToken()
+    outstanding = OutstandingToken.objects.filter(jti=token.get(jwt_settings.JTI_CLAIM)).first()
+    if token.get(jwt_settings.TOKEN_TYPE_CLAIM) != "refresh" or outstanding is None:
+        raise InvalidPanelToken()
+    BlacklistedToken.objects.get_or_create(token=outstanding)

@@ -12,6 +12,8 @@ class Organization(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField("nome", max_length=150)
+    # Suspended (superusers only): every door refuses it, keys, panel tokens and the admin.
+    is_active = models.BooleanField("ativa", default=True)
     created_at = models.DateTimeField("criado em", auto_now_add=True)
 
     class Meta:

@@ -4,6 +4,7 @@
 the limit; the state it returns feeds the rate-limit response headers.
 """
 
+import ipaddress
 import logging
 import re
 import time
@@ -16,6 +17,7 @@ from django.core.cache.backends.redis import RedisCache
 from django_ratelimit import ALL
 from django_ratelimit import core as ratelimit_core
 from django_ratelimit.core import EXPIRATION_FUDGE, _get_window, _make_cache_key, _split_rate, get_usage
+from redis.exceptions import RedisError
 
 from helpdesk.exceptions import RateLimited
 
@@ -51,14 +53,33 @@ def window_seconds(rate: str) -> int:
     return int(match.group(2) or 1) * _UNITS[match.group(3)]
 
 
-def _usage(request, *, group: str, rate: str, key: str | Callable) -> dict | None:
-    """django-ratelimit's get_usage(increment=True); on Redis in one round trip instead of three
+# What a cache outage raises (a Redis server down or unreachable): the only errors a limiter may fail open on.
+CACHE_ERRORS = (RedisError, OSError)
+
+
+def client_address(group, request) -> str:
+    """The client's address for per-address limits: the header the proxy sets (CLIENT_IP_META_KEY),
+    or the socket's address when that header is missing or is not an address (never no limit at all).
+
+    For a list (X-Forwarded-For) the last address is taken: the one the trusted proxy appended."""
+    meta_key = settings.RATELIMIT_IP_META_KEY
+    forwarded = request.META.get(meta_key, "") if meta_key != "REMOTE_ADDR" else ""
+    candidate = forwarded.rsplit(",", 1)[-1].strip()
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        if meta_key != "REMOTE_ADDR":
+            logger.warning("client address header %s missing or malformed; using the socket address", meta_key)
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def _usage(request, *, group: str, rate: str, value: str, increment: bool) -> dict | None:
+    """django-ratelimit's get_usage; on Redis an increment is one round trip instead of three
     (its add, then the cache's exists and incr), with the very same keys and windows."""
     cache = caches[settings.RATELIMIT_USE_CACHE]
-    if not isinstance(cache, RedisCache) or not callable(key) or not getattr(settings, "RATELIMIT_ENABLE", True):
-        return get_usage(request, group=group, key=key, rate=rate, increment=True)
+    if not increment or not isinstance(cache, RedisCache) or not getattr(settings, "RATELIMIT_ENABLE", True):
+        return get_usage(request, group=group, key=lambda _group, _request: value, rate=rate, increment=increment)
     limit, period = _split_rate(rate)
-    value = key(group, request)
     window = _get_window(value, period)
     cache_key = cache.make_and_validate_key(_make_cache_key(group, window, rate, value, ALL))
     pipeline = cache._cache.get_client(cache_key, write=True).pipeline(transaction=False)
@@ -70,17 +91,23 @@ def _usage(request, *, group: str, rate: str, key: str | Callable) -> dict | Non
     return {"count": count, "limit": limit, "should_limit": count > limit, "time_left": time_left}
 
 
-def count_request(request, *, group: str, rate: str, key: str | Callable, policy: str) -> RateLimitState | None:
-    """Returns None when the cache is down and the limiter fails open."""
+def count_request(
+    request, *, group: str, rate: str, key: Callable, policy: str, fail_open: bool | None = None, increment=True
+) -> RateLimitState | None:
+    """Counts one request against `key`'s limit and raises RateLimited past it (with increment=False,
+    only checks whether the limit is already reached).
+
+    Only a cache outage can let a request through uncounted, and only when the limiter fails
+    open (`fail_open`, by default RATELIMIT_FAIL_OPEN); then this returns None."""
+    fail_open = settings.RATELIMIT_FAIL_OPEN if fail_open is None else fail_open
+    value = key(group, request)
     try:
-        usage = _usage(request, group=group, key=key, rate=rate)
-    except Exception:
-        # django-ratelimit fails open on a cache that answers None; Django's
-        # Redis cache raises instead, so the same decision is made here.
-        logger.warning("rate-limit cache unavailable (fail open: %s)", settings.RATELIMIT_FAIL_OPEN, exc_info=True)
-        if settings.RATELIMIT_FAIL_OPEN:
+        usage = _usage(request, group=group, rate=rate, value=value, increment=increment)
+    except CACHE_ERRORS:
+        logger.warning("rate-limit cache unavailable (%s; fail open: %s)", group, fail_open, exc_info=True)
+        if fail_open:
             return None
-        raise RateLimited()
+        raise RateLimited(headers={"Retry-After": "60"})
     if usage is None or usage.get("count") is None:
         return None
     state = RateLimitState(
@@ -90,6 +117,7 @@ def count_request(request, *, group: str, rate: str, key: str | Callable, policy
         reset_in=int(usage["time_left"]),
         window=window_seconds(rate),
     )
-    if usage["should_limit"]:
+    limited = usage["should_limit"] if increment else usage["count"] >= usage["limit"]
+    if limited:
         raise RateLimited(headers={**state.headers(), "Retry-After": str(max(state.reset_in, 1))})
     return state

@@ -1,9 +1,13 @@
 """Writes on organizations, users and agents."""
 
+from django.conf import settings
 from django.contrib.auth.models import Permission
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files import File
 from django.db import transaction
 from PIL import Image, UnidentifiedImageError
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
@@ -39,26 +43,58 @@ def agent_create(
     email = email.strip().lower()
     if User.objects.filter(email__iexact=email).exists():
         raise ValidationFailed({"email": ["Já existe um usuário com este e-mail."]})
+    if password is not None:
+        password_check(password=password, email=email, name=name)
     with transaction.atomic():
         user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
         agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
         if avatar is not None:
-            agent.avatar.save(f"avatar.{avatar_image_format(avatar)}", avatar, save=False)
+            agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
         agent.save()
     return agent
+
+
+def agent_update(*, agent: Agent, name: str | None = None, is_active: bool | None = None, avatar=None) -> Agent:
+    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding."""
+    old_avatar = agent.avatar.name
+    with transaction.atomic():
+        if name is not None:
+            agent.name = name
+        if avatar is False:
+            agent.avatar = ""
+        elif avatar is not None:
+            agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
+        agent.save(update_fields=["name", "avatar"])
+        if is_active is not None and is_active != agent.is_active:
+            agent_set_active(agent=agent, is_active=is_active)
+        if old_avatar and old_avatar != agent.avatar.name:
+            storage = agent.avatar.storage
+            transaction.on_commit(lambda: storage.delete(old_avatar))
+    return agent
+
+
+def password_check(*, password: str, email: str = "", name: str = "") -> None:
+    """Django's password validators (settings.AUTH_PASSWORD_VALIDATORS), for every door that sets a password."""
+    try:
+        validate_password(password, user=User(email=email, name=name))
+    except DjangoValidationError as error:
+        raise ValidationFailed({"senha": list(error.messages)})
 
 
 AVATAR_FORMATS = {"PNG": "png", "JPEG": "jpg", "GIF": "gif", "WEBP": "webp"}
 
 
-def avatar_image_format(avatar: File) -> str:
-    """The file's real image format: avatars are served to partners, so nothing but images."""
+def avatar_check(avatar: File) -> str:
+    """The extension to store an avatar under: its real image format, whatever the file was called.
+    Avatars are served to partners, so nothing but images, and nothing over AVATAR_MAX_BYTES."""
+    if avatar.size > settings.AVATAR_MAX_BYTES:
+        raise ValidationFailed({"avatar": [f"A imagem deve ter no máximo {_byte_size(settings.AVATAR_MAX_BYTES)}."]})
     try:
         avatar.seek(0)
         with Image.open(avatar) as image:
             image_format = image.format
             image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError):
         image_format = None
     finally:
         avatar.seek(0)
@@ -67,7 +103,36 @@ def avatar_image_format(avatar: File) -> str:
     return AVATAR_FORMATS[image_format]
 
 
+def _byte_size(size: int) -> str:
+    for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"
+
+
 def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:
-    agent.is_active = is_active
-    agent.save(update_fields=["is_active"])
+    """Offboarding: a deactivated agent's user can no longer log in, and every panel token it holds
+    stops working at once (access tokens check the user on each request, refresh tokens are
+    blacklisted). Reactivating lets the user log in again."""
+    with transaction.atomic():
+        agent.is_active = is_active
+        agent.save(update_fields=["is_active"])
+        User.objects.filter(pk=agent.user_id).update(is_active=is_active)
+        if not is_active:
+            user_tokens_revoke(user_id=agent.user_id)
     return agent
+
+
+def user_tokens_revoke(*, user_id) -> int:
+    """Blacklist every refresh token of the user that is not already (logout everywhere)."""
+    outstanding = OutstandingToken.objects.filter(user_id=user_id, blacklistedtoken__isnull=True)
+    revoked = BlacklistedToken.objects.bulk_create([BlacklistedToken(token=token) for token in outstanding])
+    return len(revoked)
+
+
+def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
+    """Suspend or restore an organization: its keys, panel tokens and admin access follow at once,
+    because every door reads the organization on every request."""
+    organization.is_active = is_active
+    organization.save(update_fields=["is_active"])
+    return organization

@@ -23,6 +23,7 @@ from integrations.models import (
 )
 from integrations.services import (
     credential_create,
+    credential_limit_check,
     credential_revoke,
     webhook_create,
     webhook_limit_check,
@@ -64,6 +65,22 @@ class ApiCredentialAdmin(PublicApiAdmin):
     actions = ["revoke"]
     ordering = ["-created_at"]
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change=change, **kwargs)
+        if obj is not None:
+            return form_class
+
+        class LimitedForm(form_class):
+            def clean(self):
+                cleaned = super().clean()
+                try:
+                    credential_limit_check(organization=request.user.organization)
+                except ValidationFailed as error:
+                    self.add_error(None, error.errors["credencial"])
+                return cleaned
+
+        return LimitedForm
+
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["name"]
@@ -84,7 +101,7 @@ class ApiCredentialAdmin(PublicApiAdmin):
             request, f"Credencial criada. Guarde a chave: ela não será exibida novamente: {key}", messages.WARNING
         )
 
-    @admin.action(description="Revogar as credenciais selecionadas")
+    @admin.action(description="Revogar as credenciais selecionadas", permissions=["change"])
     def revoke(self, request, queryset):
         for credential in queryset:
             credential_revoke(credential=credential)
@@ -175,7 +192,7 @@ class WebhookAdmin(PublicApiAdmin):
 
         return ValidatingForm
 
-    @admin.action(description="Regenerar o segredo dos webhooks selecionados")
+    @admin.action(description="Regenerar o segredo dos webhooks selecionados", permissions=["change"])
     def regenerate_secrets(self, request, queryset):
         for webhook in queryset:
             self._show_secret(request, webhook_update(webhook=webhook, regenerate_secret=True))
@@ -232,11 +249,15 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_resend_permission(self, request):
+        """The log is read-only; sending again is managing the public API, as in the management API."""
+        return self._may_manage(request) and self._staff_of_an_organization(request)
+
     @admin.display(description="evento", ordering="event__kind")
     def event_kind(self, delivery: WebhookDelivery) -> str:
         return delivery.event.kind
 
-    @admin.action(description="Enviar novamente")
+    @admin.action(description="Enviar novamente", permissions=["resend"])
     def send_again(self, request, queryset):
         count = 0
         for delivery in queryset.select_related("webhook", "event"):

@@ -124,21 +124,26 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
 
 
 @lru_cache(maxsize=4)
-def _session_for(insecure: bool, timeout: float) -> HTTPSession:
-    return HTTPSession(
+def _session_for(allow_loopback: bool, allow_private: bool, timeout: float) -> HTTPSession:
+    session = HTTPSession(
         Config(
-            ip_filter_enable=not insecure,
-            ip_filter_allow_loopback_ips=insecure,
+            ip_filter_enable=not allow_private,
+            ip_filter_allow_loopback_ips=allow_loopback,
             never_redirect=True,
             default_timeout=(timeout, timeout),
             user_agent_override="Helpdesk-Webhooks/1.0",
         )
     )
+    # HTTP(S)_PROXY and friends in the worker's environment must not route deliveries elsewhere.
+    session.trust_env = False
+    return session
 
 
 def _session() -> HTTPSession:
     """One session per worker process: a receiver's connection is kept alive from one delivery to the next."""
-    return _session_for(settings.WEBHOOK_ALLOW_INSECURE_URLS, settings.WEBHOOK_TIMEOUT)
+    return _session_for(
+        settings.WEBHOOK_ALLOW_INSECURE_URLS, settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE, settings.WEBHOOK_TIMEOUT
+    )
 
 
 def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:

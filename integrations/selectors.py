@@ -14,12 +14,14 @@ from integrations.models import ApiCredential, Webhook, WebhookDelivery, Webhook
 _CREDENTIAL_SQL = """
 SELECT c.id, c.organization_id, c.key_digest, c.is_active, c.last_used_at, o.name AS organization_name
 FROM integrations_apicredential c JOIN helpdesk_organization o ON o.id = c.organization_id
-WHERE c.key_digest = %s AND c.is_active
+WHERE c.key_digest = %s AND c.is_active AND o.is_active
 """
 
 
 def credential_for_key(key: str) -> ApiCredential | None:
-    """The active credential of a key, with its organization, or None. A malformed key costs no query."""
+    """The active credential of a key of an active organization, with it, or None.
+
+    A malformed key costs no query."""
     if not is_well_formed(key):
         return None
     digest = key_digest(key)

@@ -22,14 +22,27 @@ def credential_create(
 ) -> tuple[ApiCredential, str]:
     """Returns the credential and the full key, which exists only in this return value."""
     key = generate_key()
-    credential = ApiCredential.objects.create(
-        organization=organization,
-        name=name,
-        key_prefix=display_prefix(key),
-        key_digest=key_digest(key),
-        created_by=created_by,
-    )
+    with transaction.atomic():
+        # The organization row lock makes the per-organization limit hold under concurrent creates.
+        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        credential_limit_check(organization=organization)
+        credential = ApiCredential.objects.create(
+            organization=organization,
+            name=name,
+            key_prefix=display_prefix(key),
+            key_digest=key_digest(key),
+            created_by=created_by,
+        )
     return credential, key
+
+
+def credential_limit_check(*, organization: Organization) -> None:
+    """Active keys are capped (revoked ones stay for audit and do not count)."""
+    limit = settings.API_KEYS_PER_ORGANIZATION
+    if ApiCredential.objects.filter(organization=organization, is_active=True).count() >= limit:
+        raise ValidationFailed(
+            {"credencial": [f"Limite de {limit} credenciais ativas por organização atingido. Revogue uma antes."]}
+        )
 
 
 def credential_revoke(*, credential: ApiCredential) -> ApiCredential:

@@ -1,8 +1,11 @@
 """Webhook URL rules: https, and a host that resolves only to public addresses.
 
 Checked when a webhook is saved and again before every delivery (the address
-a name resolves to can change). WEBHOOK_ALLOW_INSECURE_URLS lifts both rules
-for development and tests.
+a name resolves to can change). WEBHOOK_ALLOW_INSECURE_URLS allows http:// and
+loopback addresses (a receiver on this machine, for development and tests);
+private, link-local and metadata addresses stay refused unless
+WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE is on, which a system check forbids with
+DEBUG off.
 """
 
 import ipaddress
@@ -24,6 +27,10 @@ def resolve_host(host: str, port: int) -> list[str]:
     return sorted({info[4][0] for info in infos})
 
 
+# Deprecated site-local IPv6 (RFC 3879): Python counts it as global, but it can reach internal networks.
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+
+
 def is_public_address(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address):
@@ -31,7 +38,17 @@ def is_public_address(address: str) -> bool:
         embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
         if embedded is not None:
             return is_public_address(str(embedded))
+        if ip in _SITE_LOCAL:
+            return False
     return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_link_local or ip.is_loopback)
+
+
+def address_allowed(address: str) -> bool:
+    """Public addresses; loopback too with WEBHOOK_ALLOW_INSECURE_URLS (a receiver on this machine, in
+    development and tests); any address only with WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE."""
+    if is_public_address(address) or settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE:
+        return True
+    return settings.WEBHOOK_ALLOW_INSECURE_URLS and ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
 
 
 def validate_webhook_url(url: str) -> str:
@@ -43,22 +60,19 @@ def validate_webhook_url(url: str) -> str:
         port = parts.port
     except ValueError:
         raise UnsafeWebhookUrl("Informe uma URL válida.")
-    insecure_allowed = settings.WEBHOOK_ALLOW_INSECURE_URLS
-    allowed_schemes = {"https", "http"} if insecure_allowed else {"https"}
+    allowed_schemes = {"https", "http"} if settings.WEBHOOK_ALLOW_INSECURE_URLS else {"https"}
     if parts.scheme not in allowed_schemes:
         raise UnsafeWebhookUrl("A URL deve usar https://.")
     if not parts.hostname:
         raise UnsafeWebhookUrl("Informe uma URL válida.")
     if parts.username is not None or parts.password is not None:
         raise UnsafeWebhookUrl("A URL não pode conter usuário ou senha.")
-    if insecure_allowed:
-        return url
     try:
-        addresses = resolve_host(parts.hostname, port or 443)
+        addresses = resolve_host(parts.hostname, port or (443 if parts.scheme == "https" else 80))
     except (OSError, UnicodeError):
         raise UnsafeWebhookUrl("Não foi possível resolver o host da URL.")
     if not addresses:
         raise UnsafeWebhookUrl("Não foi possível resolver o host da URL.")
-    if not all(is_public_address(address) for address in addresses):
+    if not all(address_allowed(address) for address in addresses):
         raise UnsafeWebhookUrl("O host da URL deve resolver apenas para endereços públicos.")
     return url

@@ -6,9 +6,18 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from helpdesk.models import Agent, Organization, User
+from integrations.models import (
+    ApiCredential,
+    IdempotencyRecord,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEvent,
+)
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
-from tickets.models import Contact, Reply, Ticket
+from tickets.models import Contact, Reply, Ticket, TicketSequence, TicketStatus
 
 
 def assert_error(response, status: int, message: str, field: str) -> None:
@@ -28,6 +37,14 @@ def assert_ticket_not_found(response) -> None:
 def assert_reply_not_found(response) -> None:
     """The 404 of a reply id that is not one of the ticket's (or not one the caller may see)."""
     assert_error(response, 404, "Resposta não encontrada.", "resposta")
+
+
+def assert_success(response, status: int, message: str):
+    """The success envelope: success true, the message, errors []; returns its data."""
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body == {"success": True, "message": message, "data": body["data"], "errors": []}
+    return body["data"]
 
 
 def assert_validation_error(response, fields) -> None:
@@ -76,6 +93,27 @@ def row_counts() -> dict[str, int]:
         "contacts": Contact.objects.count(),
         "replies": Reply.objects.count(),
     }
+
+
+def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
+    """Every stored column of every row of the organization, to prove a request changed nothing of it."""
+    querysets = {
+        "organization": Organization.objects.filter(pk=organization.pk),
+        "users": User.objects.filter(organization=organization),
+        "agents": Agent.objects.filter(organization=organization),
+        "statuses": TicketStatus.objects.filter(organization=organization),
+        "sequence": TicketSequence.objects.filter(organization=organization),
+        "contacts": Contact.objects.filter(organization=organization),
+        "tickets": Ticket.objects.filter(organization=organization),
+        "replies": Reply.objects.filter(ticket__organization=organization),
+        "credentials": ApiCredential.objects.filter(organization=organization),
+        "idempotency": IdempotencyRecord.objects.filter(credential__organization=organization),
+        "webhooks": Webhook.objects.filter(organization=organization),
+        "events": WebhookEvent.objects.filter(organization=organization),
+        "deliveries": WebhookDelivery.objects.filter(webhook__organization=organization),
+        "attempts": WebhookDeliveryAttempt.objects.filter(delivery__webhook__organization=organization),
+    }
+    return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 
 
 def reply_state(reply: Reply) -> tuple:

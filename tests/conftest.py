@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from integrations import webhook_urls
 from tests.assertions import bearer_client, panel_client
+from tests.authorization import World, seed_tenant
 from tests.factories import admin_of, make_agent, make_key, make_organization
 
 PUBLIC_ADDRESS = "93.184.216.34"
@@ -166,3 +167,10 @@ def redis_only(db):
             pytest.fail("REQUIRE_POSTGRES is set but the cache is not Redis (REDIS_URL)")
         pytest.skip("needs Redis: set REDIS_URL (CI does)")
     return caches["default"]
+
+
+@pytest.fixture
+def world(organization, other_organization, example_dns) -> World:
+    """The authorization matrix's two organizations, seeded alike: A (`organization`, three tickets) is
+    the one under attack, B (`other_organization`, two tickets) the caller."""
+    return World(a=seed_tenant(organization, "acme", tickets=3), b=seed_tenant(other_organization, "globex"))

@@ -2,7 +2,7 @@
 
 import re
 
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
 _REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
@@ -34,3 +34,10 @@ def api_routes(patterns=None, prefix: str = "") -> dict[str, tuple[str, ...]]:
         elif route.startswith("api/"):
             routes[_template(route)] = _methods(pattern)
     return routes
+
+
+def view_class_of(route: str) -> type:
+    """The view class that answers a route of api_routes() (a viewset's class for router routes)."""
+    match = resolve(re.sub(r"\{\w+\}", "x", route))
+    assert _template(match.route) == route, f"{route} is answered by the route {match.route}"
+    return getattr(match.func, "cls", None) or match.func.view_class

@@ -36,7 +36,7 @@ TEXT_FIELDS = {**REQUIRED_TEXT, **OPTIONAL_ID_TEXT, **OPTIONAL_BLANKABLE_TEXT}
 
 NOT_TEXT = "Informe um texto."
 NOT_NULL = "Este campo não pode ser nulo."
-NOT_BLANK = "Este campo pode não estar em branco."
+NOT_BLANK = "Este campo não pode estar em branco."
 REQUIRED = "Este campo é obrigatório."
 NO_NUL = "Caracteres nulos não são permitidos."
 NOT_UTF8 = "O texto contém caracteres que não são UTF-8 válido."

@@ -8,6 +8,7 @@ ROUTES = {
     "/api/docs/": ("GET",),
     "/api/auth/login": ("POST",),
     "/api/auth/refresh": ("POST",),
+    "/api/auth/logout": ("POST",),
     "/api/v1/tickets": ("GET", "POST"),
     "/api/v1/tickets/{id}": ("GET",),
     "/api/v1/tickets/{id}/respostas": ("POST",),

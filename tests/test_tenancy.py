@@ -3,12 +3,12 @@
 import uuid
 
 import pytest
-from django.forms.models import model_to_dict
 
 from helpdesk.models import Agent
+from tests.assertions import organization_snapshot
 from tests.contract import REPLY_NOT_FOUND, TICKET_NOT_FOUND
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
-from tickets.models import Contact, Reply, Ticket
+from tickets.models import Reply, Ticket
 from tickets.services import RequesterData
 
 TICKETS = "/api/v1/tickets"
@@ -46,22 +46,6 @@ def foreign_data(other_organization):
         "customer_reply": make_customer_reply(first, body=f"Cliente {MARKER}"),
         "agent_reply": make_agent_reply(first, agent, body=f"Agente {MARKER}"),
         "note": make_agent_reply(first, agent, body=f"Nota {MARKER}", internal=True),
-    }
-
-
-def organization_snapshot(organization) -> dict:
-    """Every row of the organization, field by field, to prove nothing of it changed."""
-
-    def rows(queryset):
-        return [
-            model_to_dict(obj) | {"updated_at": getattr(obj, "updated_at", None)} for obj in queryset.order_by("pk")
-        ]
-
-    return {
-        "tickets": rows(Ticket.objects.filter(organization=organization)),
-        "contacts": rows(Contact.objects.filter(organization=organization)),
-        "replies": rows(Reply.objects.filter(ticket__organization=organization)),
-        "agents": rows(Agent.objects.filter(organization=organization)),
     }
 
 

@@ -8,13 +8,22 @@ import re
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.db.models import Q
 from django.utils.html import format_html
 
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ApplicationError, ValidationFailed
+from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
 from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
-from tickets.services import reply_create_by_agent, reply_edit_as_agent, ticket_resolve, ticket_update
+from tickets.services import (
+    reply_create_by_agent,
+    reply_edit_as_agent,
+    ticket_resolve,
+    ticket_update,
+    ticket_update_check,
+)
 
 _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
@@ -56,7 +65,10 @@ class AssigneeFilter(admin.SimpleListFilter):
         if self.value() == "nenhum":
             return queryset.filter(assignee__isnull=True)
         if self.value():
-            return queryset.filter(assignee_id=self.value())
+            agent_id = parse_uuid(self.value())
+            if agent_id is None:
+                raise IncorrectLookupParameters(f"atendente inválido: {self.value()!r}")
+            return queryset.filter(assignee_id=agent_id)
         return queryset
 
 
@@ -130,15 +142,37 @@ class TicketAdminForm(forms.ModelForm):
     internal = forms.BooleanField(label="Nota interna (não visível para o cliente nem para o parceiro)", required=False)
 
     request = None
+    # ticket_update's error keys (the panel API's field names) on this form's fields.
+    SERVICE_FIELDS = {"status_id": "status", "atendente_id": "assignee", "prioridade": "priority"}
 
     class Meta:
         model = Ticket
         fields = ["status", "assignee", "priority"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # New assignments go to active agents; an inactive current assignee stays until changed.
+        assignee = self.fields["assignee"]
+        assignee.queryset = assignee.queryset.filter(Q(is_active=True) | Q(pk=self.instance.assignee_id))
+        for name in ("status", "assignee"):  # statuses and agents are managed on their own pages
+            widget = self.fields[name].widget
+            widget.can_add_related = widget.can_change_related = widget.can_delete_related = False
+            widget.can_view_related = False
+
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("new_reply", "").strip() and request_agent(self.request) is None:
             raise forms.ValidationError("Somente atendentes ativos da organização podem responder.")
+        try:
+            ticket_update_check(
+                ticket=self.instance,
+                status=cleaned.get("status"),
+                assignee=cleaned.get("assignee"),
+                priority=cleaned.get("priority"),
+            )
+        except ValidationFailed as error:
+            for key, messages_ in error.errors.items():
+                self.add_error(self.SERVICE_FIELDS[key], messages_)
         return cleaned
 
 
@@ -174,14 +208,9 @@ class TicketAdmin(OrganizationScopedAdmin):
     ]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
-        form = super().get_form(request, obj, change=change, **kwargs)
-        assignee_field = form.base_fields["assignee"]
-        assignee_field.queryset = assignee_field.queryset.filter(is_active=True)
-        for name in ("status", "assignee"):
-            widget = form.base_fields[name].widget
-            widget.can_add_related = widget.can_change_related = widget.can_delete_related = False
-            widget.can_view_related = False
-        return type("TicketAdminFormForRequest", (form,), {"request": request})
+        # The request rides on the base form: a subclass of the built form would build its fields again.
+        kwargs["form"] = type("TicketAdminFormForRequest", (self.form,), {"request": request})
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def has_add_permission(self, request):
         return False  # tickets come from partners through the API
@@ -230,12 +259,12 @@ class TicketAdmin(OrganizationScopedAdmin):
                 ticket=form.instance, agent=request_agent(request), body=body, internal=form.cleaned_data["internal"]
             )
 
-    @admin.action(description="Resolver os tickets selecionados")
+    @admin.action(description="Resolver os tickets selecionados", permissions=["change"])
     def resolve(self, request, queryset):
         resolved = sum(ticket_resolve(ticket=ticket) for ticket in queryset.select_related("status"))
         self.message_user(request, f"{resolved} ticket(s) resolvido(s).", messages.SUCCESS)
 
-    @admin.action(description="Atribuir a mim")
+    @admin.action(description="Atribuir a mim", permissions=["change"])
     def assign_to_me(self, request, queryset):
         agent = request_agent(request)
         if agent is None:

@@ -287,7 +287,7 @@ def ticket_update(
     unassign: bool = False,
 ) -> Ticket:
     """An agent's change of status, assignee or priority; entering `resolvido` stamps resolvido_em."""
-    _validate_update(ticket, status, assignee, priority)
+    ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         changed = [
@@ -329,7 +329,8 @@ def ticket_resolve(*, ticket: Ticket) -> bool:
     return True
 
 
-def _validate_update(ticket: Ticket, status, assignee, priority) -> None:
+def ticket_update_check(*, ticket: Ticket, status=None, assignee=None, priority=None) -> None:
+    """ticket_update's rules, for forms that show a field error before anything is saved (the admin)."""
     errors: dict[str, list[str]] = {}
     if status is not None and status.organization_id != ticket.organization_id:
         errors["status_id"] = ["Status inexistente nesta organização."]

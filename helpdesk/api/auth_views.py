@@ -10,8 +10,15 @@ from helpdesk.api.base import EnvelopeAPIView
 from helpdesk.api.fields import TextField
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
-from helpdesk.auth import PanelJWTAuthentication, panel_login, panel_permissions, panel_refresh
-from helpdesk.ratelimit import count_request
+from helpdesk.auth import (
+    PanelJWTAuthentication,
+    login_address_count,
+    panel_login,
+    panel_logout,
+    panel_permissions,
+    panel_refresh,
+)
+from helpdesk.ratelimit import client_address, count_request
 
 
 class LoginIn(serializers.Serializer):
@@ -56,17 +63,14 @@ def _tokens(user, refresh) -> dict:
 class _PublicAuthView(EnvelopeAPIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    rate_group = ""
 
     def get_authenticate_header(self, request):
         return PanelJWTAuthentication().authenticate_header(request)
 
-    def rate_limit(self, request) -> None:
-        count_request(request, group=self.rate_group, rate=settings.LOGIN_RATE_LIMIT, key="ip", policy="login")
-
 
 class LoginView(_PublicAuthView):
-    rate_group = "panel-login"
+    def rate_limit(self, request) -> None:
+        login_address_count(request)
 
     @extend_schema(
         operation_id="auth_login",
@@ -83,7 +87,15 @@ class LoginView(_PublicAuthView):
 
 
 class RefreshView(_PublicAuthView):
-    rate_group = "panel-refresh"
+    def rate_limit(self, request) -> None:
+        count_request(
+            request,
+            group="panel-refresh",
+            rate=settings.LOGIN_RATE_LIMIT,
+            key=client_address,
+            policy="login",
+            fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
+        )
 
     @extend_schema(
         operation_id="auth_refresh",
@@ -97,3 +109,28 @@ class RefreshView(_PublicAuthView):
         payload.is_valid(raise_exception=True)
         user, refresh = panel_refresh(**payload.validated_data)
         return EnvelopeResponse(_tokens(user, refresh), message="Token renovado.")
+
+
+class LogoutView(_PublicAuthView):
+    def rate_limit(self, request) -> None:
+        count_request(
+            request,
+            group="panel-refresh",
+            rate=settings.LOGIN_RATE_LIMIT,
+            key=client_address,
+            policy="login",
+            fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
+        )
+
+    @extend_schema(
+        operation_id="auth_logout",
+        tags=["Painel: autenticação"],
+        auth=[],
+        request=RefreshIn,
+        responses={200: envelope("LogoutRealizado", None), **errors(400, 401, 422, 429)},
+    )
+    def post(self, request):
+        payload = RefreshIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        panel_logout(**payload.validated_data)
+        return EnvelopeResponse(None, message="Logout realizado.")

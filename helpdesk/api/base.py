@@ -24,6 +24,8 @@ def raw_body(request) -> bytes:
 
 class EnvelopeViewMixin:
     content_negotiation_class = JSONOnlyNegotiation
+    # No OPTIONS: DRF's metadata answer is English docstrings in a bare 200. OPTIONS is a 405 with Allow.
+    http_method_names = ["get", "post", "put", "patch", "delete", "head"]
     # POST and PATCH handlers read a JSON object: an empty body is malformed JSON (400), not {}.
     # Actions without fields say `@action(..., takes_body=False)`.
     takes_body = True

@@ -4,6 +4,7 @@ import logging
 
 from django.db import connection
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -72,6 +73,7 @@ def _route_not_found_payload():
     )
 
 
+@csrf_exempt  # no cookie session under /api: a POST to an unknown route is a 404, not Django's CSRF page
 def api_route_not_found(request, *args, **kwargs):
     """Catch-all under /api/: a JSON envelope even when DEBUG is on."""
     return JsonResponse(_route_not_found_payload(), status=404, json_dumps_params={"ensure_ascii": False})
@@ -87,6 +89,18 @@ def handler404(request, exception=None):
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
+
+
+def handler400(request, exception=None):
+    """A request Django refuses before any view (a Host not in ALLOWED_HOSTS, among others)."""
+    if _is_api_path(request.path):
+        error = domain.BadRequest(
+            "Requisição inválida.", field="Host", detail="O endereço pedido não é servido por este servidor."
+        )
+        return JsonResponse(error_payload(error), status=400, json_dumps_params={"ensure_ascii": False})
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
 
 
 def handler500(request):

@@ -5,13 +5,14 @@ import json
 
 from django.conf import settings
 from django.db import transaction
+from rest_framework import exceptions as drf
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from helpdesk.api.base import EnvelopeViewSet, raw_body
 from helpdesk.api.renderers import enveloped
-from helpdesk.ratelimit import count_request
+from helpdesk.ratelimit import client_address, count_request
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import HEADER, Replay, fingerprint, idempotency_claim, idempotency_complete
 
@@ -37,7 +38,18 @@ class PartnerViewSet(EnvelopeViewSet):
 
     def initial(self, request, *args, **kwargs):
         self._idempotency = None
-        super().initial(request, *args, **kwargs)
+        try:
+            super().initial(request, *args, **kwargs)
+        except (drf.NotAuthenticated, drf.AuthenticationFailed):
+            # No valid key: counted per client address, so keys cannot be guessed at full speed.
+            count_request(
+                request,
+                group="partner-unauthenticated",
+                rate=settings.PARTNER_UNAUTHENTICATED_RATE_LIMIT,
+                key=client_address,
+                policy="sem-credencial",
+            )
+            raise
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:
             self._idempotency = idempotency_claim(

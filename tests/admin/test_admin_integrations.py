@@ -1,6 +1,7 @@
 """Credentials, webhooks, deliveries and agents in the admin, written through the same services as the API."""
 
 import hashlib
+import io
 import re
 
 import pytest
@@ -8,6 +9,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from PIL import Image
 
 from helpdesk.models import Agent, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
@@ -18,7 +20,7 @@ from integrations.models import ApiCredential, DeliveryStatus, Webhook, WebhookD
 from integrations.services import credential_create
 from tests.assertions import bearer_client, run_admin_action
 from tests.contract import ALL_EVENTS, KEY_RE, NOT_AUTHENTICATED
-from tests.factories import PASSWORD, make_agent, make_webhook, png_bytes
+from tests.factories import PASSWORD, make_agent, make_webhook, png_bytes, png_file
 
 SECRET_RE = re.compile(r"whsec_[A-Za-z0-9+/]{43}=")
 
@@ -455,6 +457,17 @@ def test_agent_add_with_duplicate_email_is_a_form_error(staff, admin, other_orga
     assert not Agent.objects.filter(name="Nova Atendente").exists()
 
 
+@pytest.mark.parametrize("password", ["123", "password123", "nova@acme.test"])
+def test_agent_add_applies_the_password_validators_of_every_door(staff, password):
+    users_before = User.objects.count()
+
+    response = staff.post(admin_url("agent", "add"), agent_form(password=password))
+
+    assert response.status_code == 200
+    assert list(response.context["adminform"].form.errors) == ["password"]
+    assert User.objects.count() == users_before
+
+
 def test_agent_add_with_png_avatar(staff, organization):
     avatar = SimpleUploadedFile("foto.png", png_bytes(), content_type="image/png")
 
@@ -498,7 +511,7 @@ def test_text_file_as_avatar_is_a_form_error(staff, organization, filename, cont
         {"name": "Carla", "is_active": "on", "avatar": text_file(), "_save": "Salvar"},
     )
 
-    invalid_image = "Faça upload de uma imagem válida. O arquivo enviado não é um arquivo de imagem ou está corrompido."
+    invalid_image = "Envie uma imagem PNG, JPEG, GIF ou WebP."
     for response in (added, changed):
         assert response.status_code == 200
         assert response.context["adminform"].form.errors == {"avatar": [invalid_image]}
@@ -527,3 +540,94 @@ def test_deactivate_and_activate_actions(staff, organization):
     second.refresh_from_db()
     untouched.refresh_from_db()
     assert (first.is_active, second.is_active, untouched.is_active) == (True, False, True)
+
+
+def image_bytes(image_format: str, size=(4, 4)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (30, 120, 200)).save(buffer, format=image_format)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("filename", "image_format", "extension"),
+    [
+        ("foto.pdf", "PNG", ".png"),
+        ("foto.png", "JPEG", ".jpg"),
+        ("semextensao", "GIF", ".gif"),
+        ("a.html", "WEBP", ".webp"),
+    ],
+)
+def test_a_changed_avatar_is_stored_under_its_real_formats_extension(
+    staff, organization, filename, image_format, extension
+):
+    agent = make_agent(organization, name="Carla")
+    avatar = SimpleUploadedFile(filename, image_bytes(image_format), content_type="image/png")
+
+    response = staff.post(
+        admin_url("agent", "change", agent.pk),
+        {"name": "Carla", "is_active": "on", "avatar": avatar, "_save": "Salvar"},
+    )
+
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert agent.avatar.name.startswith(f"avatars/{organization.pk}/")
+    assert agent.avatar.name.endswith(extension)
+
+
+def test_replacing_an_avatar_removes_the_old_file(staff, organization, django_capture_on_commit_callbacks):
+    agent = make_agent(organization, name="Carla", avatar=png_file())
+    old_name = agent.avatar.name
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff.post(
+            admin_url("agent", "change", agent.pk),
+            {
+                "name": "Carla",
+                "is_active": "on",
+                "avatar": SimpleUploadedFile("nova.png", png_bytes()),
+                "_save": "Salvar",
+            },
+        )
+
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert agent.avatar.name != old_name
+    assert not default_storage.exists(old_name)
+    assert default_storage.exists(agent.avatar.name)
+
+
+def test_clearing_the_avatar_removes_it(staff, organization, django_capture_on_commit_callbacks):
+    agent = make_agent(organization, name="Carla", avatar=png_file())
+    old_name = agent.avatar.name
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff.post(
+            admin_url("agent", "change", agent.pk),
+            {"name": "Carla", "is_active": "on", "avatar-clear": "on", "_save": "Salvar"},
+        )
+
+    assert response.status_code == 302
+    agent.refresh_from_db()
+    assert agent.avatar.name == ""
+    assert not default_storage.exists(old_name)
+
+
+def test_an_avatar_over_the_size_cap_is_a_form_error_on_add_and_change(staff, organization, settings):
+    agent = make_agent(organization, name="Carla")
+    settings.AVATAR_MAX_BYTES = 1000
+    big = image_bytes("PNG", size=(400, 400))
+    assert len(big) > 1000
+    users_before = User.objects.count()
+
+    added = staff.post(admin_url("agent", "add"), agent_form(avatar=SimpleUploadedFile("g.png", big)))
+    changed = staff.post(
+        admin_url("agent", "change", agent.pk),
+        {"name": "Carla", "is_active": "on", "avatar": SimpleUploadedFile("g.png", big), "_save": "Salvar"},
+    )
+
+    for response in (added, changed):
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors == {"avatar": ["A imagem deve ter no máximo 1000 bytes."]}
+    assert User.objects.count() == users_before
+    agent.refresh_from_db()
+    assert agent.avatar.name == ""

@@ -288,16 +288,11 @@ def test_own_internal_note_can_be_edited_without_event(staff, organization, own_
     assert WebhookEvent.objects.count() == 0
 
 
-@pytest.mark.parametrize("deactivate", [True, False], ids=["inactive-agent", "no-agent-profile"])
-def test_staff_user_who_is_not_an_active_agent_cannot_reply(client, organization, admin, webhook, ticket, deactivate):
-    if deactivate:
-        agent_set_active(agent=admin.agent, is_active=False)
-        user = admin
-    else:
-        user = User.objects.create_user(
-            email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
-        )
-        user.groups.add(support_group_ensure())
+def test_staff_user_without_an_agent_profile_cannot_reply(client, organization, webhook, ticket):
+    user = User.objects.create_user(
+        email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
+    )
+    user.groups.add(support_group_ensure())
     client.force_login(user)
     before = Ticket.objects.filter(pk=ticket.pk).values().get()
 
@@ -306,6 +301,21 @@ def test_staff_user_who_is_not_an_active_agent_cannot_reply(client, organization
     assert response.status_code == 200
     form = response.context["adminform"].form
     assert form.errors == {"__all__": [NOT_AN_AGENT]}
+    assert Reply.objects.count() == 0
+    assert WebhookEvent.objects.count() == 0
+    assert Ticket.objects.filter(pk=ticket.pk).values().get() == before
+
+
+def test_a_deactivated_agent_is_out_of_the_admin_at_once(client, organization, admin, webhook, ticket):
+    client.force_login(admin)
+    agent_set_active(agent=admin.agent, is_active=False)
+    before = Ticket.objects.filter(pk=ticket.pk).values().get()
+
+    page = client.get(change_url(ticket))
+    response = client.post(change_url(ticket), {"new_reply": "Tentativa de resposta", "priority": "urgente"})
+
+    assert page.status_code == 302 and page["Location"].startswith("/admin/login/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
     assert Reply.objects.count() == 0
     assert WebhookEvent.objects.count() == 0
     assert Ticket.objects.filter(pk=ticket.pk).values().get() == before
@@ -382,10 +392,15 @@ def test_assign_to_me_action_assigns_to_the_staff_user_agent(staff, organization
     assert set(Ticket.objects.values_list("assignee", flat=True)) == {own_agent.pk}
 
 
-def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(staff, admin, ticket):
-    agent_set_active(agent=admin.agent, is_active=False)
+def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(client, organization, ticket):
+    # (A deactivated agent is no longer a user who can log in: see test_a_deactivated_agent_is_out_of_the_admin.)
+    user = User.objects.create_user(
+        email="gerente@acme.test", password=PASSWORD, organization=organization, is_staff=True
+    )
+    user.groups.add(support_group_ensure())
+    client.force_login(user)
 
-    response = run_admin_action(staff, TICKET_CHANGELIST, "assign_to_me", [ticket])
+    response = run_admin_action(client, TICKET_CHANGELIST, "assign_to_me", [ticket])
 
     assert [str(m) for m in response.context["messages"]] == ["Somente atendentes ativos podem assumir tickets."]
     ticket.refresh_from_db()
@@ -554,3 +569,97 @@ def test_login_page_and_index_carry_the_product_title(client, admin):
     index_html = index.content.decode()
     assert "<title>Atendimento | Helpdesk</title>" in index_html
     assert '<div id="site-name"><a href="/admin/">Helpdesk — painel de atendimento</a></div>' in index_html
+
+
+# --- bad choices are form errors, never a 500 ------------------------------------------------------
+
+
+def assignee_options(response) -> set[str]:
+    """The agent ids the ticket page offers in its assignee select."""
+    field = response.context["adminform"].form.fields["assignee"]
+    return {str(value) for value, _label in field.choices if value}
+
+
+@pytest.mark.parametrize("value", ["not-a-uuid", "123", "00000000-0000-0000-0000-00000000000g"])
+def test_a_malformed_assignee_filter_is_djangos_bad_lookup_page_not_a_500(staff, assorted, value):
+    response = staff.get(TICKET_CHANGELIST, {"atendente": value})
+
+    assert response.status_code == 302
+    assert response["Location"].endswith("?e=1")
+
+
+def test_an_unknown_assignee_in_the_filter_lists_nothing(staff, assorted):
+    assert listed(staff, {"atendente": "00000000-0000-0000-0000-000000000000"}) == []
+
+
+def test_the_ticket_page_offers_active_agents_and_keeps_the_current_inactive_assignee(
+    staff, organization, own_agent, ticket
+):
+    former = make_agent(organization, name="Ex Atendente")
+    idle = make_agent(organization, name="Outro Inativo")
+    ticket_update(ticket=ticket, assignee=former)
+    agent_set_active(agent=former, is_active=False)
+    agent_set_active(agent=idle, is_active=False)
+
+    page = staff.get(change_url(ticket))
+
+    assert assignee_options(page) == {str(own_agent.pk), str(former.pk)}
+    # Saving the page as it is keeps the inactive assignee; only a new assignment must be active.
+    assert submit(staff, ticket, priority="alta").status_code == 302
+    ticket.refresh_from_db()
+    assert (ticket.assignee, ticket.priority) == (former, "alta")
+
+
+def test_choosing_an_inactive_agent_is_a_form_error(staff, organization, own_agent, ticket):
+    idle = make_agent(organization, name="Inativo")
+    agent_set_active(agent=idle, is_active=False)
+
+    response = submit(staff, ticket, assignee=str(idle.pk))
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["assignee"]
+    ticket.refresh_from_db()
+    assert ticket.assignee is None
+
+
+def test_the_page_keeps_the_related_widget_without_add_or_change_links(staff, organization, ticket):
+    html = staff.get(change_url(ticket)).content.decode()
+
+    assert 'id="add_id_assignee"' not in html
+    assert 'id="change_id_assignee"' not in html
+    assert 'id="add_id_status"' not in html
+
+
+@pytest.mark.parametrize("field", ["assignee", "status"])
+def test_a_superuser_choosing_another_organizations_agent_or_status_gets_a_form_error(
+    client, organization, other_organization, ticket, field
+):
+    client.force_login(User.objects.create_superuser(email="root@helpdesk.test", password=PASSWORD))
+    foreign = {
+        "assignee": make_agent(other_organization, name="Atendente de Fora"),
+        "status": status_of(other_organization, StatusCategory.WAITING),
+    }[field]
+    before = Ticket.objects.values().get(pk=ticket.pk)
+
+    response = submit(client, ticket, **{field: str(foreign.pk)})
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field]
+    assert Ticket.objects.values().get(pk=ticket.pk) == before
+
+
+@pytest.mark.parametrize("field", ["assignee", "status"])
+def test_staff_choosing_another_organizations_agent_or_status_gets_a_form_error(
+    staff, other_organization, ticket, field
+):
+    foreign = {
+        "assignee": make_agent(other_organization, name="Atendente de Fora"),
+        "status": status_of(other_organization, StatusCategory.WAITING),
+    }[field]
+    before = Ticket.objects.values().get(pk=ticket.pk)
+
+    response = submit(staff, ticket, **{field: str(foreign.pk)})
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field]
+    assert Ticket.objects.values().get(pk=ticket.pk) == before

@@ -10,6 +10,7 @@ from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from integrations.keys import is_well_formed
 from integrations.models import ApiCredential
 from integrations.selectors import credential_for_key
+from tests.factories import png_bytes
 from tickets.models import TicketStatus
 
 
@@ -122,6 +123,26 @@ def test_create_agent_refuses_an_avatar_that_is_not_an_image(organization, tmp_p
             "x@acme.test",
             "--avatar",
             str(fake),
+        )
+    assert not Agent.objects.filter(name="X").exists()
+
+
+def test_create_agent_refuses_an_avatar_over_the_size_cap(organization, tmp_path, settings):
+    settings.AVATAR_MAX_BYTES = 64
+    photo = tmp_path / "foto.png"
+    photo.write_bytes(png_bytes() + b"\0" * 64)
+
+    with pytest.raises(CommandError, match="no máximo 64 bytes"):
+        run(
+            "create_agent",
+            "--organization",
+            str(organization.pk),
+            "--name",
+            "X",
+            "--email",
+            "x@acme.test",
+            "--avatar",
+            str(photo),
         )
     assert not Agent.objects.filter(name="X").exists()
 

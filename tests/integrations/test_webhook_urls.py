@@ -233,13 +233,39 @@ def test_url_over_2048_characters_is_refused(resolver):
 # --- Development mode ------------------------------------------------------------
 
 
-def test_insecure_setting_accepts_http_and_localhost_without_resolving(settings, resolver):
+def test_insecure_setting_accepts_http_and_loopback_receivers(settings, resolver):
     settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    resolver.answers["localhost"] = ["127.0.0.1", "::1"]
 
     assert validate_webhook_url("http://localhost:8000/hook") == "http://localhost:8000/hook"
     assert validate_webhook_url("http://127.0.0.1:9000/hook") == "http://127.0.0.1:9000/hook"
+    assert validate_webhook_url("http://[::1]:9000/hook") == "http://[::1]:9000/hook"
     assert validate_webhook_url("https://localhost/hook") == "https://localhost/hook"
-    assert resolver.calls == []
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["10.0.0.5", "192.168.1.10", "172.16.0.1", "169.254.169.254", "[fd00:ec2::254]", "[fe80::1]", "[fec0::1]", "rede"],
+)
+def test_insecure_setting_still_refuses_private_link_local_and_metadata_addresses(settings, resolver, host):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    resolver.answers["rede"] = ["127.0.0.1", "10.1.2.3"]  # one private address is enough to refuse
+
+    assert refusal(f"http://{host}/hook") == NOT_PUBLIC
+
+
+def test_only_the_loudly_named_setting_opens_private_networks(settings, resolver):
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE = True
+
+    assert validate_webhook_url("https://10.0.0.5/hook") == "https://10.0.0.5/hook"
+    assert validate_webhook_url("https://169.254.169.254/latest") == "https://169.254.169.254/latest"
+
+
+@pytest.mark.parametrize("address", ["fec0::1", "fec0:1::abcd", "feff::1"])
+def test_deprecated_site_local_ipv6_is_not_public(address):
+    from integrations.webhook_urls import is_public_address
+
+    assert is_public_address(address) is False
 
 
 def test_insecure_setting_still_refuses_other_schemes_and_credentials(settings, resolver):

@@ -710,13 +710,14 @@ def test_panel_user_who_is_not_an_agent_gets_403(thread, organization):
     assert ticket_state(thread["ticket"]) == before
 
 
-def test_deactivated_agent_gets_403(agent_client, thread, organization, agent):
+def test_a_deactivated_agents_tokens_stop_working_at_once(agent_client, thread, organization, agent):
+    # Offboarding: deactivating the agent deactivates its user, so its token is refused (not just its role).
     agent_set_active(agent=agent, is_active=False)
     before = ticket_state(thread["ticket"])
 
     for method, path, body in panel_requests(thread["ticket"], thread["mine"], status_of(organization, "fechado").pk):
         response = getattr(agent_client, method)(path, body, format="json")
-        assert_error(response, 403, "Acesso negado.", "permissao")
+        assert_error(response, 401, "Não autenticado.", "token")
 
     assert ticket_state(thread["ticket"]) == before
 

@@ -454,7 +454,7 @@ def test_validation_messages_are_in_portuguese(partner, organization):
     response = partner.post(URL, {"assunto": "", "solicitante": {"nome": "Maria"}}, format="json")
 
     assert response.json()["errors"] == {
-        "assunto": ["Este campo pode não estar em branco."],
+        "assunto": ["Este campo não pode estar em branco."],
         "descricao": ["Este campo é obrigatório."],
     }
 

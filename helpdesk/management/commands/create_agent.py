@@ -1,12 +1,10 @@
-import uuid
 from pathlib import Path
 
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import CommandError
 
 from helpdesk.exceptions import ValidationFailed
+from helpdesk.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.models import Organization
 from helpdesk.services import agent_create
@@ -25,12 +23,7 @@ class Command(OperatorCommand):
         parser.add_argument("--avatar", help="path of an image file")
 
     def handle(self, *args, **options):
-        if options["password"]:
-            try:
-                validate_password(options["password"])
-            except ValidationError as error:
-                raise CommandError(" ".join(error.messages))
-        organization = Organization.objects.filter(pk=_uuid_or_none(options["organization"])).first()
+        organization = Organization.objects.filter(pk=parse_uuid(options["organization"])).first()
         if organization is None:
             raise CommandError(f"organization {options['organization']} does not exist")
         avatar_path = Path(options["avatar"]) if options["avatar"] else None
@@ -59,10 +52,3 @@ class Command(OperatorCommand):
             is_active=not options["inactive"],
             avatar=avatar,
         )
-
-
-def _uuid_or_none(value):
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        return None

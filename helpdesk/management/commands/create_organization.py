@@ -1,7 +1,3 @@
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
-from django.core.management.base import CommandError
-
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.services import organization_create
@@ -17,10 +13,6 @@ class Command(OperatorCommand):
         parser.add_argument("--admin-password", required=True)
 
     def handle(self, *args, **options):
-        try:
-            validate_password(options["admin_password"])
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages))
         try:
             organization, user = organization_create(
                 name=options["name"], admin_email=options["admin_email"], admin_password=options["admin_password"]

@@ -1,8 +1,8 @@
-import uuid
-
 from django.core.management.base import CommandError
 
-from helpdesk.management.output import OperatorCommand
+from helpdesk.exceptions import ValidationFailed
+from helpdesk.ids import parse_uuid
+from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.models import Organization
 from integrations.services import credential_create
 
@@ -16,16 +16,16 @@ class Command(OperatorCommand):
         parser.add_argument("--name", required=True)
 
     def handle(self, *args, **options):
-        try:
-            organization = Organization.objects.filter(pk=uuid.UUID(options["organization"])).first()
-        except ValueError:
-            organization = None
+        organization = Organization.objects.filter(pk=parse_uuid(options["organization"])).first()
         if organization is None:
             raise CommandError(f"organization {options['organization']} does not exist")
         name = options["name"].strip()
         if not 1 <= len(name) <= 100:
             raise CommandError("name must have 1 to 100 characters")
-        credential, key = credential_create(organization=organization, name=name)
+        try:
+            credential, key = credential_create(organization=organization, name=name)
+        except ValidationFailed as error:
+            raise fail_from_validation(error)
         self.emit(
             options,
             {"id": str(credential.pk), "key": key, "key_prefix": credential.key_prefix},

@@ -1,0 +1,14 @@
+"""Celery tasks of the core app."""
+
+from celery import shared_task
+from django.utils import timezone
+from rest_framework_simplejwt.token_blacklist.models import OutstandingToken
+
+
+@shared_task(name="helpdesk.flush_expired_tokens", ignore_result=True)
+def flush_expired_tokens() -> int:
+    """Expired refresh tokens, blacklisted or not, are of no use any more: delete them (with their
+    blacklist rows), as simplejwt's flushexpiredtokens does. A blacklisted token that has not
+    expired stays, or it would work again."""
+    deleted, _ = OutstandingToken.objects.filter(expires_at__lte=timezone.now()).delete()
+    return deleted

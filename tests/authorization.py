@@ -1,0 +1,338 @@
+"""The authorization matrix's vocabulary: which door guards each API route, two organizations' data,
+and the request each (route, method) sends.
+
+Routes come from the URL resolver (tests.routes), so a route added tomorrow lands in the matrix, or
+makes it fail with a message saying what to add here.
+"""
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from rest_framework.test import APIClient
+
+from helpdesk.api.panel import CanManagePublicApi, IsActiveAgent
+from helpdesk.auth import PanelJWTAuthentication
+from helpdesk.models import Agent, Organization, User
+from integrations.authentication import ApiKeyAuthentication
+from integrations.models import ApiCredential, Webhook, WebhookDelivery
+from tests.assertions import bearer_client, organization_snapshot, panel_client
+from tests.contract import ALL_EVENTS
+from tests.factories import (
+    admin_of,
+    credential_of,
+    make_agent,
+    make_agent_reply,
+    make_customer_reply,
+    make_key,
+    make_test_delivery,
+    make_ticket,
+    make_webhook,
+    status_of,
+)
+from tests.routes import api_routes, view_class_of
+from tickets.models import Reply, Ticket
+from tickets.services import RequesterData, ticket_update
+
+PARTNER, PANEL, MANAGEMENT, PUBLIC = "partner", "panel", "management", "public"
+# The errors.field of a 401 at each door.
+AUTH_FIELD = {PARTNER: "api_key", PANEL: "token", MANAGEMENT: "token"}
+REALM = {PARTNER: 'Bearer realm="api"', PANEL: 'Bearer realm="painel"', MANAGEMENT: 'Bearer realm="painel"'}
+
+# Routes that answer without credentials on purpose, and why. A route without an authenticator that is
+# not here makes the matrix fail: give it a door, or add it here with the reason it is public.
+PUBLIC_ROUTES = {
+    "/api/health": "liveness and readiness probe; shows no organization's data",
+    "/api/schema/": "the OpenAPI document",
+    "/api/docs/": "Swagger UI over the OpenAPI document",
+    "/api/auth/login": "issues the panel JWT (rate limited per client address)",
+    "/api/auth/refresh": "rotates the panel JWT; the refresh token in the body is the credential",
+    "/api/auth/logout": "blacklists the refresh token in the body; that token is the credential",
+    # tests/helpdesk/test_agents_api.py proves the token: tampered or expired is a 403.
+    "/api/v1/atendentes/avatar/{token}": "the signed, expiring token in the path is the credential",
+}
+
+# What `{id}` names, by the collection it follows; the other path parameters name one kind each.
+ID_KINDS = {
+    "/api/v1/tickets": "ticket",
+    "/api/tickets": "ticket",
+    "/api/webhooks": "webhook",
+    "/api/api-keys": "credential",
+}
+PARAM_KINDS = {"resposta": "reply", "entrega": "delivery"}
+
+# The 404 of an id the caller may not see, by kind: (message, errors.field).
+NOT_FOUND = {
+    "ticket": ("Ticket não encontrado.", "id"),
+    "reply": ("Resposta não encontrada.", "resposta"),
+    "webhook": ("Webhook não encontrado.", "id"),
+    "credential": ("Credencial não encontrada.", "id"),
+    "delivery": ("Entrega não encontrada.", "entrega"),
+}
+
+# Where a POST to a collection stores what it creates.
+CREATED_MODELS = {"/api/v1/tickets": Ticket, "/api/api-keys": ApiCredential, "/api/webhooks": Webhook}
+
+IDEMPOTENCY_KEY = "pedido-repetido"
+
+
+def door_of(route: str) -> str | None:
+    """The door of a route, read from its view class; None when the matrix does not know it."""
+    view = view_class_of(route)
+    authenticators = list(view.authentication_classes)
+    if authenticators == [ApiKeyAuthentication]:
+        return PARTNER
+    if authenticators == [PanelJWTAuthentication]:
+        if CanManagePublicApi in view.permission_classes:
+            return MANAGEMENT
+        if IsActiveAgent in view.permission_classes:
+            return PANEL
+        return None
+    if not authenticators and route in PUBLIC_ROUTES:
+        return PUBLIC
+    return None
+
+
+def unclassified_routes() -> dict[str, str]:
+    """Routes the matrix cannot place, with what to do about each."""
+    unknown = {}
+    for route in api_routes():
+        if door_of(route) is None:
+            view = view_class_of(route)
+            unknown[route] = (
+                f"{view.__module__}.{view.__name__} (authentication {list(view.authentication_classes)}, "
+                f"permissions {list(view.permission_classes)}): give it ApiKeyAuthentication (partner) or "
+                "PanelJWTAuthentication with CanManagePublicApi (management) or IsActiveAgent (panel), or list it "
+                "in PUBLIC_ROUTES of tests/authorization.py with the reason it needs no credential"
+            )
+    return unknown
+
+
+def params_of(route: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\{(\w+)\}", route))
+
+
+def kind_of(route: str, param: str) -> str:
+    """What object a path parameter names; a parameter this does not know fails with what to add."""
+    kind = ID_KINDS.get(route.split("/{id}")[0]) if param == "id" else PARAM_KINDS.get(param)
+    if kind is None:
+        where = "ID_KINDS" if param == "id" else "PARAM_KINDS"
+        raise LookupError(f"{route}: add what {{{param}}} names to {where} in tests/authorization.py")
+    return kind
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One method of one route behind a door."""
+
+    method: str
+    route: str
+    door: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.method} {self.route}"
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return params_of(self.route)
+
+
+def operations(doors=(PARTNER, PANEL, MANAGEMENT)) -> list[Operation]:
+    """Every (route, method) behind these doors, as the URL resolver answers them."""
+    return [
+        Operation(method, route, door_of(route))
+        for route, methods in api_routes().items()
+        if door_of(route) in doors
+        for method in methods
+    ]
+
+
+@dataclass
+class Tenant:
+    """One organization's data: a thread with every kind of reply, an agent, a key, a webhook with deliveries."""
+
+    organization: Organization
+    marker: str
+    admin: User
+    colleague: Agent
+    key: str
+    tickets: list[Ticket]
+    customer_reply: Reply
+    agent_reply: Reply
+    note: Reply
+    webhook: Webhook
+    delivery: WebhookDelivery
+    _clients: dict = field(default_factory=dict)
+
+    @property
+    def ticket(self) -> Ticket:
+        return self.tickets[0]
+
+    def object_id(self, kind: str, door: str) -> str:
+        """The id that fills a path parameter of `kind`; a reply is one the door's caller could edit."""
+        if kind == "reply":
+            return str((self.customer_reply if door == PARTNER else self.agent_reply).pk)
+        objects = {
+            "ticket": self.ticket,
+            "webhook": self.webhook,
+            "credential": credential_of(self.key),
+            "delivery": self.delivery,
+        }
+        return str(objects[kind].pk)
+
+    def client(self, door: str) -> APIClient:
+        """Authenticated at `door`: the partner key, or the admin's panel JWT (an agent with api_publica:gerenciar)."""
+        kind = "key" if door == PARTNER else "jwt"
+        if kind not in self._clients:
+            self._clients[kind] = bearer_client(self.key) if kind == "key" else panel_client(self.admin.email)
+        return self._clients[kind]
+
+    def snapshot(self) -> dict:
+        return organization_snapshot(self.organization)
+
+    def traces(self) -> set[str]:
+        """What must never appear in an answer to another organization: ids, secrets, the key, the marker."""
+        rows = self.snapshot()
+        found = {self.marker, self.key}
+        found |= {str(row["id"]) for table in rows.values() for row in table if isinstance(row.get("id"), uuid.UUID)}
+        found |= {row["secret"] for row in rows["webhooks"]}
+        return found
+
+
+def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> Tenant:
+    """Made through the services; needs the `example_dns` fixture for the webhook's https URL."""
+    marker = f"{label.upper()}-CONFIDENCIAL"
+    admin = admin_of(organization)
+    colleague = make_agent(organization, name=f"Atendente {marker}")
+    key = make_key(organization, name=f"Integração {marker}")
+    webhook = make_webhook(organization, name=f"ERP {marker}", url=f"https://hooks.example.com/{label}")
+    first = make_ticket(
+        organization,
+        subject=f"Impressora {marker}",
+        description=f"Não imprime {marker}",
+        requester=RequesterData(name=f"Cliente {marker}", email=f"cliente@{label}.test", external_id=f"cli-{label}"),
+        priority="urgente",
+        external_id=f"pedido-{label}",
+    )
+    ticket_update(ticket=first, status=status_of(organization, "em_andamento"), assignee=colleague)
+    first.refresh_from_db()
+    other = RequesterData(name=f"Outro {marker}", email=f"outro@{label}.test")  # no digit: `busca` by number
+    rest = [
+        make_ticket(
+            organization, subject=f"Rede {marker} {n}", description="Sem rede", priority="baixa", requester=other
+        )
+        for n in range(2, tickets + 1)
+    ]
+    return Tenant(
+        organization=organization,
+        marker=marker,
+        admin=admin,
+        colleague=colleague,
+        key=key,
+        tickets=[first, *rest],
+        customer_reply=make_customer_reply(first, body=f"Cliente {marker}"),
+        agent_reply=make_agent_reply(first, admin.agent, body=f"Atendente {marker}"),
+        note=make_agent_reply(first, admin.agent, body=f"Nota {marker}", internal=True),
+        webhook=webhook,
+        delivery=make_test_delivery(webhook),
+    )
+
+
+@dataclass
+class World:
+    """A is the organization under attack, B the caller; B's body for a create reuses A's identifiers."""
+
+    a: Tenant
+    b: Tenant
+
+
+# A valid body for each write, from B's point of view: on B's own objects it succeeds, so any answer
+# but the 404 on A's objects is a tenancy hole, never a validation error. None: the action takes no body.
+BODIES = {
+    "POST /api/v1/tickets": lambda world: {
+        "assunto": "Impressora nova",
+        "descricao": "Outra vez",
+        "external_id": world.a.ticket.external_id,
+        "solicitante": {
+            "nome": "Cliente",
+            "email": world.a.ticket.requester.email,
+            "external_id": world.a.ticket.requester.external_id,
+        },
+    },
+    "POST /api/v1/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão"},
+    "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
+    "POST /api/api-keys": lambda world: {"nome": "Integração"},
+    "POST /api/webhooks": lambda world: {
+        "nome": "Intruso",
+        "url": "https://hooks.example.com/intruso",
+        "eventos": ALL_EVENTS,
+    },
+    "PATCH /api/webhooks/{id}": lambda world: {
+        "nome": "Intruso",
+        "url": "https://outro.example.com/intruso",
+        "eventos": ["ticket.resolvido"],
+        "ativo": False,
+        "regenerar_segredo": True,
+    },
+    "POST /api/webhooks/{id}/testar": lambda world: None,
+    "POST /api/webhooks/{id}/entregas/{entrega}/reenviar": lambda world: None,
+    "PATCH /api/tickets/{id}": lambda world: {
+        "status_id": str(status_of(world.b.organization, "resolvido").pk),
+        "atendente_id": str(world.b.colleague.pk),
+        "prioridade": "baixa",
+    },
+    "POST /api/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão", "interna": False},
+    "PATCH /api/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
+}
+
+
+# What each operation answers when the caller owns the objects: (status, message).
+SUCCESS = {
+    "GET /api/v1/tickets": (200, "Tickets listados."),
+    "POST /api/v1/tickets": (201, "Ticket criado."),
+    "GET /api/v1/tickets/{id}": (200, "Ticket encontrado."),
+    "POST /api/v1/tickets/{id}/respostas": (201, "Resposta enviada."),
+    "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
+    "GET /api/v1/atendentes": (200, "Atendentes listados."),
+    "GET /api/api-keys": (200, "Credenciais listadas."),
+    "POST /api/api-keys": (201, "Credencial criada. Guarde a chave: ela não será exibida novamente."),
+    "DELETE /api/api-keys/{id}": (200, "Credencial revogada."),
+    "GET /api/webhooks": (200, "Webhooks listados."),
+    "POST /api/webhooks": (200, "Webhook criado. Guarde o segredo: ele não será exibido novamente."),
+    "GET /api/webhooks/{id}": (200, "Webhook encontrado."),
+    "PATCH /api/webhooks/{id}": (200, "Webhook atualizado."),
+    "DELETE /api/webhooks/{id}": (200, "Webhook removido."),
+    "POST /api/webhooks/{id}/testar": (200, "Evento de teste enfileirado."),
+    "GET /api/webhooks/{id}/entregas": (200, "Entregas listadas."),
+    "POST /api/webhooks/{id}/entregas/{entrega}/reenviar": (200, "Entrega reenviada."),
+    "GET /api/tickets": (200, "Tickets listados."),
+    "GET /api/tickets/{id}": (200, "Ticket encontrado."),
+    "PATCH /api/tickets/{id}": (200, "Ticket atualizado."),
+    "POST /api/tickets/{id}/respostas": (201, "Resposta enviada."),
+    "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
+    "GET /api/ticket-status": (200, "Status listados."),
+}
+
+
+def body_of(operation: Operation, world: World) -> dict | None:
+    if operation.method not in ("POST", "PATCH"):
+        return None
+    if operation.name not in BODIES:
+        raise LookupError(f"add a valid body for {operation.name} to BODIES in tests/authorization.py")
+    return BODIES[operation.name](world)
+
+
+def path_of(operation: Operation, owners: tuple) -> str:
+    """The route with each parameter filled by the id of its owner (a Tenant), or a random one (None)."""
+    path = operation.route
+    for param, owner in zip(operation.params, owners, strict=True):
+        kind = kind_of(operation.route, param)
+        value = str(uuid.uuid4()) if owner is None else owner.object_id(kind, operation.door)
+        path = path.replace(f"{{{param}}}", value, 1)
+    return path
+
+
+def send(client: APIClient, operation: Operation, path: str, body: dict | None, **extra):
+    call = getattr(client, operation.method.lower())
+    return call(path, **extra) if body is None else call(path, body, format="json", **extra)

@@ -1,0 +1,150 @@
+"""Lists, filters, searches and counts as organization B: exactly B's rows, never one of A, and `total`
+counts B's rows only. A's data is seeded to match every filter too (same priority, same numbers, the
+same words), so a missing organization condition anywhere shows up as an extra row or a wrong total."""
+
+import pytest
+
+from helpdesk.models import Agent
+from integrations.models import WebhookDelivery
+from tests.assertions import assert_success
+from tests.authorization import PANEL, PARTNER, operations
+from tests.factories import credential_of, status_of
+from tickets.models import TicketStatus
+
+
+def listed(response, message: str) -> tuple[list[str], int | None]:
+    """The ids of a list answer and its `total` (None for the unpaginated lists)."""
+    data = assert_success(response, 200, message)
+    if isinstance(data, list):
+        return [item["id"] for item in data], None
+    assert data["ultima_pagina"] == max(1, -(-data["total"] // data["por_pagina"]))
+    return [item["id"] for item in data["data"]], data["total"]
+
+
+def assert_exactly(response, message: str, expected, world, *, paginated: bool = True) -> None:
+    ids, total = listed(response, message)
+    expected_ids = sorted(str(obj.pk) for obj in expected)
+    assert sorted(ids) == expected_ids
+    assert total == (len(expected_ids) if paginated else None)
+    leaked = sorted(trace for trace in world.a.traces() if trace in response.content.decode())
+    assert not leaked, f"organization A's data in B's list: {leaked}"
+
+
+def a_and_b(world) -> tuple:
+    return world.a, world.b
+
+
+# (query, B's tickets it must find): each query also matches A's tickets, or names A's objects.
+PARTNER_TICKET_QUERIES = {
+    "all": ({}, lambda a, b: b.tickets),
+    "prioridade shared with A": ({"prioridade": "urgente"}, lambda a, b: [b.ticket]),
+    "prioridade of A's other tickets": ({"prioridade": "baixa"}, lambda a, b: b.tickets[1:]),
+    "numero shared with A": ({"numero": 1}, lambda a, b: [b.ticket]),
+    "numero only A has": ({"numero": 3}, lambda a, b: []),
+    "busca of A's marker": ({"busca": "ACME-CONFIDENCIAL"}, lambda a, b: []),
+    "busca of A's marker, lower case": ({"busca": "acme-confidencial"}, lambda a, b: []),
+    "busca of A's requester e-mail": ({"busca": "cliente@acme.test"}, lambda a, b: []),
+    "busca of A's requester name": ({"busca": "Cliente ACME"}, lambda a, b: []),
+    "busca of a word both use": ({"busca": "CONFIDENCIAL"}, lambda a, b: b.tickets),
+    "busca of a subject both use": ({"busca": "Impressora"}, lambda a, b: [b.ticket]),
+    "busca of a number both have": ({"busca": "1"}, lambda a, b: [b.ticket]),
+    "busca of a number only A has": ({"busca": "3"}, lambda a, b: []),
+    "filters combined": ({"prioridade": "urgente", "busca": "Impressora", "numero": 1}, lambda a, b: [b.ticket]),
+}
+
+PANEL_TICKET_QUERIES = {
+    **PARTNER_TICKET_QUERIES,
+    "status of A": ({"status": lambda a, b: a.ticket.status_id}, lambda a, b: []),
+    "status of B, the same category as A's": ({"status": lambda a, b: b.ticket.status_id}, lambda a, b: [b.ticket]),
+    "atendente of A": ({"atendente": lambda a, b: a.colleague.pk}, lambda a, b: []),
+    "atendente of B": ({"atendente": lambda a, b: b.colleague.pk}, lambda a, b: [b.ticket]),
+    "status of A and busca": (
+        {"status": lambda a, b: a.ticket.status_id, "busca": "CONFIDENCIAL"},
+        lambda a, b: [],
+    ),
+}
+
+
+def query_of(query: dict, world) -> dict:
+    values = {name: value(*a_and_b(world)) if callable(value) else value for name, value in query.items()}
+    return {"por_pagina": 100, **{name: str(value) for name, value in values.items()}}
+
+
+@pytest.mark.parametrize("case", PARTNER_TICKET_QUERIES)
+def test_partner_ticket_list_finds_only_the_callers_tickets(world, case):
+    query, expected = PARTNER_TICKET_QUERIES[case]
+
+    response = world.b.client(PARTNER).get("/api/v1/tickets", query_of(query, world))
+
+    assert_exactly(response, "Tickets listados.", expected(*a_and_b(world)), world)
+
+
+@pytest.mark.parametrize("case", PANEL_TICKET_QUERIES)
+def test_panel_ticket_list_finds_only_the_callers_tickets(world, case):
+    query, expected = PANEL_TICKET_QUERIES[case]
+
+    response = world.b.client(PANEL).get("/api/tickets", query_of(query, world))
+
+    assert_exactly(response, "Tickets listados.", expected(*a_and_b(world)), world)
+
+
+def test_a_page_past_the_callers_rows_is_empty_and_counts_only_them(world):
+    """A has more tickets than B: a page that exists only counting A's rows must be empty."""
+    response = world.b.client(PARTNER).get("/api/v1/tickets", {"por_pagina": 1, "page": 3})
+
+    data = assert_success(response, 200, "Tickets listados.")
+    assert (data["data"], data["total"], data["ultima_pagina"]) == ([], 2, 2)
+
+
+def test_agent_list_has_only_the_callers_active_agents(world):
+    response = world.b.client(PARTNER).get("/api/v1/atendentes")
+
+    expected = Agent.objects.filter(organization=world.b.organization, is_active=True)
+    assert {world.b.admin.agent, world.b.colleague} == set(expected)
+    assert_exactly(response, "Atendentes listados.", expected, world)
+
+
+def test_credential_list_has_only_the_callers_keys(world):
+    response = world.b.client(PANEL).get("/api/api-keys")
+
+    assert_exactly(response, "Credenciais listadas.", [credential_of(world.b.key)], world, paginated=False)
+
+
+def test_webhook_list_has_only_the_callers_webhooks(world):
+    response = world.b.client(PANEL).get("/api/webhooks")
+
+    assert_exactly(response, "Webhooks listados.", [world.b.webhook], world, paginated=False)
+
+
+def test_delivery_list_of_the_callers_webhook_has_only_its_deliveries(world):
+    response = world.b.client(PANEL).get(f"/api/webhooks/{world.b.webhook.pk}/entregas", {"por_pagina": 100})
+
+    expected = WebhookDelivery.objects.filter(webhook=world.b.webhook)
+    assert len(expected) == 2  # the agent reply's event and the test event
+    assert_exactly(response, "Entregas listadas.", expected, world)
+
+
+def test_status_list_has_only_the_callers_statuses(world):
+    response = world.b.client(PANEL).get("/api/ticket-status")
+
+    expected = TicketStatus.objects.filter(organization=world.b.organization)
+    assert status_of(world.b.organization, "resolvido") in expected
+    assert_exactly(response, "Status listados.", expected, world, paginated=False)
+
+
+# Every list route of the API, and the test above that checks it: a new list must be added here.
+LIST_TESTS = {
+    "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
+    "/api/v1/atendentes": test_agent_list_has_only_the_callers_active_agents,
+    "/api/api-keys": test_credential_list_has_only_the_callers_keys,
+    "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
+    "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
+    "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
+    "/api/ticket-status": test_status_list_has_only_the_callers_statuses,
+}
+
+
+def test_every_collection_route_has_its_list_test():
+    collections = {op.route for op in operations() if op.method == "GET" and not op.route.endswith("}")}
+
+    assert collections == set(LIST_TESTS), "add the list test of each new collection route to LIST_TESTS"
