@@ -24,10 +24,13 @@ This subclass changes only that:
   processes after it has opened the file): a child gets connections of its own.
 - Connecting checks that the file answers, so /api/health reports a broker
   file that cannot be read.
+- The file is created readable by this user only, like the database: messages
+  carry task arguments.
 """
 
 import os
 from json import loads
+from pathlib import Path
 from queue import Empty
 
 from kombu.transport import sqlalchemy as kombu_sqlalchemy
@@ -60,12 +63,19 @@ def _sqlite_pragmas(dbapi_connection, connection_record) -> None:
     dbapi_connection.execute("PRAGMA synchronous = NORMAL")
 
 
+def _create_private(database: str | None) -> None:
+    """SQLite gives its -wal and -shm files the mode of the database file."""
+    if database and database != ":memory:" and not Path(database).exists():
+        Path(database).touch(mode=0o600)
+
+
 class Channel(kombu_sqlalchemy.Channel):
     def _engine_from_config(self):
         conninfo = self.connection.client
         options = {key: value for key, value in conninfo.transport_options.items() if key not in _NOT_ENGINE_OPTIONS}
         engine = create_engine(conninfo.hostname, **options)
         if engine.dialect.name == "sqlite":
+            _create_private(engine.url.database)
             event.listen(engine, "connect", _sqlite_pragmas)
             with engine.connect() as connection:
                 # One process at a time looks for the tables and creates them.
