@@ -1,10 +1,10 @@
 """A running service for end-to-end tests: web (gunicorn), Celery worker and beat
 as real processes, on their own database and broker, and an HTTP receiver.
 
-Embedded default: a file SQLite database and the SQLite broker
-(config/broker.py) under a temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a database
-of its own on that server; with REDIS_URL it starts a redis-server of its own,
-so a test can stop the broker without touching anything else.
+Embedded default: a file SQLite database and the SQLite broker (config/broker.py)
+under a temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a
+database of its own on that server; with REDIS_URL it starts a redis-server of
+its own, so a test can stop the broker without touching anything else.
 """
 
 import contextlib
@@ -420,17 +420,18 @@ class Stack:
 
 class RunnerStack(Stack):
     """The service as `make run` runs it: the runner of the Makefile (config.runner) starts the
-    Procfile's processes under supervisord, on the embedded default whatever this test run uses."""
+    Procfile's processes under supervisord. Database and broker as for Stack: the embedded
+    default, or PostgreSQL and a redis-server of its own when this test run uses them."""
 
     def __init__(self, workdir: Path):
         super().__init__(workdir)
-        for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"):
-            self.env.pop(name, None)
         self.env.update(PORT=str(self.port), CELERY_CONCURRENCY="2", WEB_ACCESS_LOG="false")
         self.log = self.logs / "runner.log"
         self.config = self.data_dir / "run" / "supervisord.conf"
 
     def start_processes(self) -> None:
+        if self.uses_redis:
+            self.env["WEB_CONCURRENCY"] = "2"  # not 2 x cores + 1 on a shared CI machine
         self._spawn("runner", [sys.executable, "-m", "config.runner"])
         wait_for(lambda: self._web_status() == 200, timeout=60, message="the web server under the runner")
         for name in ("web", "worker", "beat"):

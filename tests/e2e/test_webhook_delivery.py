@@ -3,7 +3,6 @@ a real broker, and a real HTTP receiver on 127.0.0.1."""
 
 import json
 import re
-import statistics
 import time
 from pathlib import Path
 
@@ -56,22 +55,6 @@ def test_agent_reply_arrives_signed_and_verifiable_by_the_documented_function(st
     assert request.headers["webhook-id"] == request.headers["X-Service-Delivery"]
     time.sleep(1)
     assert len(receiver.at(path)) == 1  # the internal note sent nothing
-
-
-def test_a_reply_reaches_the_receiver_well_under_a_second_after_the_agent_sends_it(stack, receiver):
-    path, _webhook = _hook(stack, receiver)
-    ticket = stack.create_ticket()
-
-    latencies = []
-    for number in range(8):
-        sent = time.time()
-        stack.agent_reply(ticket["id"], f"Resposta {number}")
-        wait_for(lambda number=number: len(receiver.at(path)) > number, message=f"delivery {number}")
-        latencies.append(receiver.at(path)[number].at - sent)
-
-    # The worker looks for new messages every BROKER_POLLING_INTERVAL (0.1 s) on the embedded broker.
-    assert statistics.median(latencies) < 0.3, latencies
-    assert max(latencies) < 1.0, latencies
 
 
 def test_receiver_failing_twice_gets_the_same_delivery_three_times_and_the_log_shows_it(stack, receiver):
