@@ -5,12 +5,14 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench lock clean
 
-$(VENV)/.installed: requirements.txt
+# requirements.txt names what we depend on; requirements.lock pins every transitive dependency
+# with its hashes (`make lock`), and only that is installed.
+$(VENV)/.installed: requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
 	touch $@
 
 setup: $(VENV)/.installed
@@ -36,5 +38,12 @@ lint: setup
 bench: setup
 	$(PY) -m bench.run $(BENCH_ARGS)
 
+# Regenerate requirements.lock after editing requirements.txt (a test fails until the two agree).
+lock:
+	$(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/pip install --quiet pip-tools==7.6.2
+	$(VENV)-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links --output-file requirements.lock requirements.txt
+
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) $(VENV)-lock var

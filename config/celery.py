@@ -1,11 +1,29 @@
 """Celery application; configuration comes from Django settings (CELERY_ prefix)."""
 
+import functools
 import os
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
+from celery.worker.consumer import Consumer as CeleryConsumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+
+class Consumer(CeleryConsumer):
+    """The worker's broker connection, tried again every second while the broker is away.
+
+    kombu waits 2, 4, 6 ... up to 30 s between attempts, so a worker could sit out half a
+    minute of a broker that is already back; events written during the outage are due at
+    once and must not wait for that (settings.CELERY_WORKER_CONSUMER).
+    """
+
+    def ensure_connected(self, conn):
+        conn.ensure_connection = functools.partial(
+            conn.ensure_connection, interval_start=1, interval_step=0, interval_max=1
+        )
+        return super().ensure_connected(conn)
+
 
 app = Celery("helpdesk")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -100,6 +100,17 @@ if env.str("DATABASE_URL", default=""):
     # DB_STATEMENT_TIMEOUT_MS; workers, beat and commands (migrations) are not bounded.
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
         _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
+        # The server enforces statement_timeout; a frozen server or a dropped network does not,
+        # so the client stops waiting for any answer a second later (helpdesk.db.postgresql); 0 turns it off.
+        _answer_timeout = env.float("DB_ANSWER_TIMEOUT", default=env.int("DB_STATEMENT_TIMEOUT_MS") / 1000 + 1)
+        if _answer_timeout > 0:
+            DATABASES["default"]["ANSWER_TIMEOUT"] = _answer_timeout
+    # Every process: a peer that stopped acknowledging (a dropped network) breaks the
+    # connection after 30 s, not after the kernel's 15 minutes of retransmissions.
+    _options.setdefault("tcp_user_timeout", env.int("DB_TCP_USER_TIMEOUT_MS", default=30_000))
+    _options.setdefault("keepalives_idle", 30)
+    _options.setdefault("keepalives_interval", 10)
+    _options.setdefault("keepalives_count", 3)
 else:
     _SQLITE_FILE = DATA_DIR / "db.sqlite3"
     if not _SQLITE_FILE.exists():
@@ -175,10 +186,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# Reconnects to a broker that was down every second, not after up to 30 s (config/celery.py).
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-webhook-deliveries": {
         "task": "integrations.dispatch_due_deliveries",
-        "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=10.0),
+        "schedule": env.float("WEBHOOK_DISPATCH_INTERVAL", default=2.0),
     },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
     "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
@@ -286,8 +299,12 @@ WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]
 WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)
-# Seconds before the dispatcher queues again a delivery whose message never arrived.
-WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=60.0)
+# Seconds before the dispatcher queues again a delivery whose message never arrived
+# (lost inside the broker; a message the broker refused is due at once).
+WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=10.0)
+# Seconds a claimed delivery stays claimed without its worker renewing it (integrations/leases.py):
+# how long a worker that died holds the deliveries it was sending.
+WEBHOOK_LEASE = env.float("WEBHOOK_LEASE", default=6.0)
 
 LOGGING = {
     "version": 1,

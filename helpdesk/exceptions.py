@@ -83,6 +83,12 @@ class ServiceUnavailable(ApplicationError):
     message = "Serviço indisponível."
     field = "server"
     detail = "Uma dependência do serviço está fora do ar."
+    # Long enough for a restarted or failed-over database to take connections again.
+    retry_after_seconds = 5
+
+    def __init__(self, message=None, *, field=None, detail=None, headers=None):
+        super().__init__(message, field=field, detail=detail, headers=headers)
+        self.headers.setdefault("Retry-After", str(self.retry_after_seconds))
 
 
 class ValidationFailed(Exception):

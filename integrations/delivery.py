@@ -3,8 +3,10 @@
 At least once, never after success: a delivery is claimed (status `enviando`
 with a lease) under a row lock before any byte is sent, only if it is still
 pending at the attempt the queue message was made for; a stale or duplicate
-message finds nothing to do. A worker that dies mid-send leaves a lease that
-expires, and the dispatcher queues the delivery again, with the same id.
+message finds nothing to do. The lease is renewed while the attempt runs
+(integrations/leases.py); a worker that dies mid-send stops renewing it, it
+expires within WEBHOOK_LEASE seconds, and the dispatcher queues the delivery
+again, with the same id.
 """
 
 import logging
@@ -23,6 +25,7 @@ from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
 from helpdesk.ids import parse_uuid
+from integrations.leases import keeper, lease_seconds
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
 from integrations.services import webhook_signing_secrets
 from integrations.signing import signed_headers
@@ -31,7 +34,7 @@ from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 logger = logging.getLogger(__name__)
 
 RESPONSE_EXCERPT_BYTES = 1024
-DISPATCH_BATCH = 200
+DISPATCH_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def max_attempts() -> int:
 
 
 def _lease() -> timedelta:
-    return timedelta(seconds=settings.WEBHOOK_TIMEOUT * 2 + settings.WEBHOOK_REQUEUE_AFTER)
+    return timedelta(seconds=lease_seconds())
 
 
 def _claimable(now) -> Q:
@@ -282,9 +285,10 @@ def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery 
     delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
     if delivery is None:
         return None
-    attempted_at = timezone.now()
-    outcome = delivery_send(delivery)
-    return delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+    with keeper.holding(delivery.pk, delivery.attempt_count):
+        attempted_at = timezone.now()
+        outcome = delivery_send(delivery)
+        return delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
 
 
 def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
@@ -310,3 +314,11 @@ def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
                 next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER),
             )
     return [(d.pk, d.attempt_count) for d in due]
+
+
+def deliveries_mark_due(delivery_ids: list) -> None:
+    """Deliveries whose message could not be queued (the broker is down): due now, so the
+    dispatcher's first run after the broker is back queues them, not one a minute later."""
+    WebhookDelivery.objects.filter(pk__in=delivery_ids, status=DeliveryStatus.PENDING).update(
+        next_attempt_at=timezone.now()
+    )

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from integrations.delivery import deliveries_claim_due, delivery_attempt
+from integrations.delivery import DISPATCH_BATCH, deliveries_claim_due, deliveries_mark_due, delivery_attempt
 from integrations.idempotency import idempotency_purge_expired
 
 logger = logging.getLogger(__name__)
@@ -27,9 +27,15 @@ def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
 
 @shared_task(name="integrations.dispatch_due_deliveries", ignore_result=True)
 def dispatch_due_deliveries() -> int:
-    due = deliveries_claim_due()
-    deliveries_enqueue(due)
-    return len(due)
+    """Queue every due delivery, a batch at a time: a backlog reaches the workers at once and
+    drains at their speed. Stops early when the broker refuses (the rows stay due)."""
+    queued = 0
+    while True:
+        due = deliveries_claim_due(limit=DISPATCH_BATCH)
+        failed = deliveries_enqueue(due)
+        queued += len(due) - failed
+        if failed or len(due) < DISPATCH_BATCH:
+            return queued
 
 
 @shared_task(name="integrations.purge_idempotency_records")
@@ -37,10 +43,29 @@ def purge_idempotency_records() -> int:
     return idempotency_purge_expired()
 
 
-def deliveries_enqueue(pending: list[tuple]) -> None:
-    """Best effort: with the broker down, the dispatcher re-queues later."""
-    for delivery_id, expected_attempts in pending:
+def deliveries_enqueue(pending: list[tuple]) -> int:
+    """Queue one attempt of each; returns how many could not be queued.
+
+    The first refusal stops the rest (the broker is down: each try could wait for its
+    connect timeout); those are marked due now, and the dispatcher queues them as soon
+    as the broker is back.
+    """
+    for index, (delivery_id, expected_attempts) in enumerate(pending):
         try:
             deliver_webhook.apply_async(args=[str(delivery_id), expected_attempts], retry=False)
         except Exception:
-            logger.warning("could not queue webhook delivery %s; the dispatcher will retry", delivery_id, exc_info=True)
+            unqueued = [unsent for unsent, _ in pending[index:]]
+            logger.warning(
+                "could not queue %d webhook deliveries (first %s); the dispatcher will retry",
+                len(unqueued),
+                delivery_id,
+                exc_info=True,
+            )
+            break
+    else:
+        return 0
+    try:
+        deliveries_mark_due(unqueued)
+    except Exception:  # then the first-attempt guard (WEBHOOK_REQUEUE_AFTER) brings them back
+        logger.warning("could not mark %d unqueued deliveries due", len(unqueued), exc_info=True)
+    return len(unqueued)

@@ -4,12 +4,13 @@ Domain errors and validation errors keep what the request wrote: services check
 before they write, and the partner door stores the answer to an Idempotency-Key
 in the request's own transaction (docs/decisions.md). Framework errors go
 through DRF's own handler first (Http404, PermissionDenied, WWW-Authenticate,
-Retry-After, rollback); anything unexpected is a 500 that rolls the request back.
+Retry-After, rollback); a database that cannot be reached is a 503 with
+Retry-After; anything unexpected is a 500. Both roll the request back.
 """
 
 import logging
 
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -82,6 +83,10 @@ def envelope_exception_handler(exc, context):
         exc = domain.RateLimited()
     if isinstance(exc, domain.ApplicationError):
         return _render(exc, Response(), context)
+    if is_database_outage(exc):
+        logger.error("Database unavailable in %s", type(context.get("view")).__name__, exc_info=exc)
+        _roll_back_request()
+        return _render(database_unavailable(), Response(), context)
     response = drf_exception_handler(exc, context)
     if response is None:
         logger.exception("Unhandled error in %s", type(context.get("view")).__name__)
@@ -119,6 +124,16 @@ def _roll_back_request() -> None:
     for connection in connections.all(initialized_only=True):
         if connection.in_atomic_block:
             connection.set_rollback(True)
+
+
+def is_database_outage(exc: BaseException | None) -> bool:
+    """The database refused, dropped or did not answer (connect or answer timeout, statement_timeout)."""
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def database_unavailable() -> domain.ServiceUnavailable:
+    """The answer /api/health gives for the same outage."""
+    return domain.ServiceUnavailable(field="database", detail="database indisponível.")
 
 
 def internal_error() -> domain.ApplicationError:

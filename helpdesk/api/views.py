@@ -1,9 +1,10 @@
 """Health, and the envelope for routes and errors no view answers."""
 
 import logging
+import sys
 
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -11,11 +12,18 @@ from rest_framework.permissions import AllowAny
 
 from helpdesk import exceptions as domain
 from helpdesk.api.base import EnvelopeAPIView
-from helpdesk.api.exceptions import error_payload, internal_error
+from helpdesk.api.exceptions import database_unavailable, error_payload, internal_error, is_database_outage
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import ErrorEnvelope, envelope
 
 logger = logging.getLogger(__name__)
+
+# The admin's answer while the database is down: no template, which could need what is down.
+UNAVAILABLE_PAGE = (
+    '<!doctype html><html lang="pt-br"><head><meta charset="utf-8"><title>Serviço indisponível</title></head>'
+    "<body><h1>Serviço indisponível</h1><p>O banco de dados não está respondendo. "
+    "Tente novamente em alguns segundos.</p></body></html>"
+)
 
 
 class HealthView(EnvelopeAPIView):
@@ -104,8 +112,22 @@ def handler400(request, exception=None):
 
 
 def handler500(request):
+    """An error outside any API view's handler: a write's transaction, a middleware.
+
+    Django calls this while handling the exception, so sys.exception() is the error.
+    """
+    outage = is_database_outage(sys.exception())
     if _is_api_path(request.path):
-        return JsonResponse(error_payload(internal_error()), status=500, json_dumps_params={"ensure_ascii": False})
+        error = database_unavailable() if outage else internal_error()
+        response = JsonResponse(
+            error_payload(error), status=error.status_code, json_dumps_params={"ensure_ascii": False}
+        )
+        for name, value in error.headers.items():
+            response[name] = value
+        return response
+    if outage:
+        error = database_unavailable()
+        return HttpResponse(UNAVAILABLE_PAGE, status=503, headers=error.headers)
     from django.views.defaults import server_error
 
     return server_error(request)

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -138,8 +139,8 @@ class Stack:
             "WEBHOOK_ALLOW_INSECURE_URLS": "true",
             "WEBHOOK_RETRY_DELAYS": "1,1,1,1",
             "WEBHOOK_TIMEOUT": "2",
-            "WEBHOOK_REQUEUE_AFTER": "2",
-            "WEBHOOK_DISPATCH_INTERVAL": "0.5",
+            # Leases, the dispatcher's interval and the requeue delay are the production defaults:
+            # the fault tests measure recovery as an operator would see it.
             "PARTNER_RATE_LIMIT": "100000/m",
             "LOGIN_RATE_LIMIT": "100000/m",
             "PANEL_RATE_LIMIT": "100000/m",
@@ -187,11 +188,11 @@ class Stack:
         if self._database_name:
             self._drop_database()
 
-    def manage(self, *args: str) -> str:
+    def manage(self, *args: str, **environment: str) -> str:
         result = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), *args],
             cwd=ROOT,
-            env=self.env,
+            env={**self.env, **environment},
             capture_output=True,
             text=True,
             timeout=120,
@@ -223,6 +224,20 @@ class Stack:
     def start_web(self) -> None:
         self._spawn("web", self._web_command())
         wait_for(lambda: self._web_status() == 200, timeout=30, message="the web server")
+
+    @contextlib.contextmanager
+    def web_with(self, **environment: str):
+        """The web process restarted with `environment` for the block, then as it was."""
+        saved = dict(self.env)
+        self.kill("web", signal.SIGTERM)
+        self.env.update(environment)
+        try:
+            self.start_web()
+            yield self
+        finally:
+            self.env = saved
+            self.kill("web", signal.SIGTERM)
+            self.start_web()
 
     def start_worker(self) -> None:
         self._spawn(
@@ -467,6 +482,92 @@ class RunnerStack(Stack):
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+class DatabaseProxy:
+    """A TCP relay in front of PostgreSQL that fails the way real outages do.
+
+    down():   the server is stopped: connections are reset and new ones refused.
+    freeze(): the server (or the network) stops answering without an error:
+              connections are accepted and nothing is ever forwarded.
+    restore(): a fresh server again, as after a restart.
+    """
+
+    def __init__(self, target_port: int):
+        self.target_port = target_port
+        self.port = free_port()
+        self.frozen = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listen()
+
+    def url_for(self, database_url: str) -> str:
+        parts = urlsplit(database_url)
+        credentials = parts.netloc.rpartition("@")[0]
+        return urlunsplit(parts._replace(netloc=f"{credentials}@127.0.0.1:{self.port}"))
+
+    def down(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        self._listener.close()
+        self._reset_all()
+
+    def freeze(self) -> None:
+        self.frozen = True
+
+    def restore(self) -> None:
+        self.frozen = False
+        self._reset_all()
+        if self._listener.fileno() == -1:
+            self._listen()
+
+    def stop(self) -> None:
+        self.down()
+
+    def _listen(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, args=(self._listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: down()
+            self._keep(client)
+            if self.frozen:
+                continue  # accepted by the kernel, never answered
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            self._keep(upstream)
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+                while self.frozen and data:
+                    time.sleep(0.05)  # the bytes go nowhere until restore() resets the connection
+                if not data:
+                    break
+                target.sendall(data)
+            except OSError:
+                break
+        for sock in (source, target):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _keep(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+
+    def _reset_all(self) -> None:
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
+                sock.close()
 
 
 def _port_open(port: int) -> bool:

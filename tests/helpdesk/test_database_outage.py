@@ -1,0 +1,170 @@
+"""A database that is down or does not answer: every route says so with a 503, writes nothing,
+and the web process is never held waiting (findings 13 and 14 of the security review)."""
+
+import contextlib
+import time
+from unittest import mock
+
+import pytest
+from django.db import OperationalError, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.test import Client
+
+from tests.assertions import row_counts
+from tests.contract import TICKET_BODY, error_envelope
+from tests.factories import make_ticket
+
+DATABASE_DOWN = error_envelope(503, "Serviço indisponível.", "database", "database indisponível.")
+
+
+@contextlib.contextmanager
+def database_down():
+    """Every new query fails as it does when PostgreSQL is stopped: at connect time."""
+
+    def refuse(self):
+        raise OperationalError('connection to server at "127.0.0.1", port 5432 failed: Connection refused')
+
+    with mock.patch.object(BaseDatabaseWrapper, "ensure_connection", refuse):
+        yield
+
+
+def unavailable(client, method: str, path: str, **kwargs):
+    client.raise_request_exception = False  # what a real server does: the handler answers
+    with database_down():
+        return getattr(client, method)(path, **kwargs)
+
+
+def assert_database_down(response):
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
+    assert response["Retry-After"] == "5"
+    assert response.json() == DATABASE_DOWN
+    assert b"Connection refused" not in response.content
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("get", "/api/v1/tickets", {}),
+        ("get", "/api/v1/atendentes", {}),
+        ("post", "/api/v1/tickets", {"data": TICKET_BODY, "format": "json"}),
+    ],
+    ids=["list", "agents", "create"],
+)
+def test_the_partner_api_answers_503_when_the_database_is_down(partner, method, path, kwargs):
+    assert_database_down(unavailable(partner, method, path, **kwargs))
+
+
+def test_a_partner_write_in_its_transaction_answers_503(partner, organization):
+    """A write opens its transaction before any view code: the error comes from Django's handler."""
+    ticket = make_ticket(organization)
+
+    response = unavailable(
+        partner, "post", f"/api/v1/tickets/{ticket.id}/respostas", data={"conteudo": "Oi"}, format="json"
+    )
+
+    assert_database_down(response)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("get", "/api/tickets", {}),
+        ("get", "/api/webhooks", {}),
+        ("post", "/api/api-keys", {"data": {"nome": "Integração"}, "format": "json"}),
+    ],
+    ids=["panel-list", "management-list", "management-create"],
+)
+def test_the_panel_and_management_apis_answer_503_when_the_database_is_down(manager, method, path, kwargs):
+    assert_database_down(unavailable(manager, method, path, **kwargs))
+
+
+def test_login_answers_503_when_the_database_is_down(anon_client, db):
+    response = unavailable(
+        anon_client, "post", "/api/auth/login", data={"email": "a@example.com", "password": "x"}, format="json"
+    )
+
+    assert_database_down(response)
+
+
+def test_health_says_retry_after_too(anon_client, db):
+    response = unavailable(anon_client, "get", "/api/health")
+
+    assert_database_down(response)
+
+
+def test_the_admin_answers_a_503_page_when_the_database_is_down(admin):
+    browser = Client(raise_request_exception=False)
+    browser.force_login(admin)
+
+    with database_down():
+        response = browser.get("/admin/tickets/ticket/")
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert "Serviço indisponível" in response.content.decode()
+    assert b"Connection refused" not in response.content
+
+
+def test_a_connection_lost_mid_write_leaves_nothing_behind(partner, organization, monkeypatch):
+    """The contact is written, then the server goes away: the request's transaction takes it back."""
+    from tickets import services
+
+    real_upsert = services.contact_upsert
+
+    def upsert_then_lose_the_server(**kwargs):
+        real_upsert(**kwargs)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "contact_upsert", upsert_then_lose_the_server)
+    partner.raise_request_exception = False
+    before = row_counts()
+
+    response = partner.post("/api/v1/tickets", TICKET_BODY, format="json")
+
+    assert_database_down(response)
+    assert row_counts() == before
+    monkeypatch.undo()
+    created = partner.post("/api/v1/tickets", TICKET_BODY, format="json")
+    assert created.json()["data"]["numero"] == 1  # the failed request did not use a number
+
+
+def test_unexpected_errors_stay_500(partner, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("tickets.services.contact_upsert", broken)
+    partner.raise_request_exception = False
+
+    response = partner.post("/api/v1/tickets", TICKET_BODY, format="json")
+
+    assert response.status_code == 500
+    assert "Retry-After" not in response
+
+
+def test_a_server_that_does_not_answer_fails_the_query_at_the_answer_timeout(postgres_only):
+    """statement_timeout cannot help when the server is frozen; the client's own deadline does."""
+    settings_dict = {**connections["default"].settings_dict, "ANSWER_TIMEOUT": 0.5, "OPTIONS": {"connect_timeout": 5}}
+    bounded = type(connections["default"])(settings_dict, alias="bounded")
+    try:
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="did not answer within 0.5 s"), bounded.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(5)")  # a server busy (or frozen) past the deadline
+        waited = time.monotonic() - started
+
+        assert waited < 4  # the statement itself takes 5 s
+        assert not bounded.is_usable()
+    finally:
+        bounded.close()
+
+
+def test_without_an_answer_timeout_a_slow_statement_completes(postgres_only):
+    settings_dict = {**connections["default"].settings_dict, "OPTIONS": {"connect_timeout": 5}}
+    settings_dict.pop("ANSWER_TIMEOUT", None)
+    unbounded = type(connections["default"])(settings_dict, alias="unbounded")
+    try:
+        with unbounded.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(1), 42")
+            assert cursor.fetchone()[1] == 42
+    finally:
+        unbounded.close()
