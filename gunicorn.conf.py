@@ -25,3 +25,7 @@ keepalive = 5
 # The access log: never %(u)s, the HTTP Basic user, which is a partner's whole API key.
 accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "true").lower() in ("1", "true", "yes") else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+# gunicorn's runtime control socket (one path per user, $HOME/.gunicorn/gunicorn.ctl): unused here,
+# and two servers of one user on one machine (web and `make bench`, tests) would share it.
+control_socket_disable = True

@@ -46,6 +46,17 @@ def test_the_access_log_never_names_the_http_basic_user(monkeypatch):
     assert "%(u)s" not in conf["access_log_format"]
 
 
+def test_no_control_socket_is_shared_between_servers_of_one_user(monkeypatch):
+    """gunicorn 27 opens $HOME/.gunicorn/gunicorn.ctl by default: one path for every server of a user."""
+    from gunicorn.config import Config
+
+    conf = gunicorn_settings(monkeypatch)
+    config = Config()
+    config.set("control_socket_disable", conf["control_socket_disable"])
+
+    assert config.control_socket_disable is True
+
+
 def test_the_procfile_runs_gunicorn_with_this_configuration():
     web = next(
         line for line in (Path(settings.BASE_DIR) / "Procfile").read_text().splitlines() if line.startswith("web:")

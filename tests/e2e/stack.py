@@ -516,8 +516,10 @@ class DatabaseProxy:
         self.frozen = True
 
     def restore(self) -> None:
-        self.frozen = False
-        self._reset_all()
+        """Back to normal; connections held while frozen are reset. A no-op when nothing is broken."""
+        if self.frozen:
+            self.frozen = False
+            self._reset_all()
         if self._listener.fileno() == -1:
             self._listen()
 
