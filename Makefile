@@ -21,8 +21,8 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py seed_demo --with-key
-	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat)"
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start
+	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat; a process that dies is restarted)"
+	$(PY) -m config.runner
 
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

@@ -1,7 +1,7 @@
 """Settings, driven by the environment (see .env.example and docs/operations.md).
 
-Embedded default: SQLite, a filesystem Celery broker and a local-memory cache
-under DATA_DIR, so one command runs everything on a fresh machine.
+Embedded default: SQLite, a Celery broker in a SQLite file of its own and a
+local-memory cache under DATA_DIR, so one command runs everything on a fresh machine.
 DATABASE_URL / REDIS_URL switch to PostgreSQL / Redis for production.
 """
 
@@ -155,19 +155,15 @@ else:
 # A check silenced on purpose (the test harnesses' loopback receivers: integrations.E002).
 SILENCED_SYSTEM_CHECKS = [*globals().get("SILENCED_SYSTEM_CHECKS", []), *env.list("SILENCED_SYSTEM_CHECKS", default=[])]
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or f"sqlite:///{DATA_DIR / 'broker.sqlite3'}"
+if CELERY_BROKER_URL.startswith("sqlite:"):
+    # The embedded broker: kombu's SQLAlchemy transport on a SQLite file, made safe for the
+    # several processes that share it (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
-        # With prefetch 1 a worker waits a whole polling interval per task.
-        "polling_interval": 0.1,
+        # With prefetch 1 a worker waits a whole polling interval whenever its pool is full,
+        # and an idle worker looks for a new message this often.
+        "polling_interval": env.float("BROKER_POLLING_INTERVAL", default=0.1),
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {

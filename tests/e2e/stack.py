@@ -1,10 +1,10 @@
 """A running service for end-to-end tests: web (gunicorn), Celery worker and beat
 as real processes, on their own database and broker, and an HTTP receiver.
 
-Embedded default: a file SQLite database and the filesystem broker under a
-temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a database
-of its own on that server; with REDIS_URL it starts a redis-server of its own,
-so a test can stop the broker without touching anything else.
+Embedded default: a file SQLite database and the SQLite broker (config/broker.py)
+under a temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a
+database of its own on that server; with REDIS_URL it starts a redis-server of
+its own, so a test can stop the broker without touching anything else.
 """
 
 import contextlib
@@ -182,11 +182,14 @@ class Stack:
             self.manage("create_api_key", "--organization", self.organization_id, "--name", "e2e", "--json")
         )
         self.api_key, self.api_key_id = credential["key"], credential["id"]
+        self.start_processes()
+        self.token = self.login()
+        return self
+
+    def start_processes(self) -> None:
         self.start_web()
         self.start_worker()
         self.start_beat()
-        self.token = self.login()
-        return self
 
     def stop(self) -> None:
         for name in list(self.processes):
@@ -338,8 +341,8 @@ class Stack:
         """The web process cannot publish until broker_up().
 
         With Redis the broker itself stops (worker and beat lose it too). The
-        filesystem broker has no outage to simulate (a worker whose folder
-        vanishes exits for good), so the web process alone is restarted
+        embedded broker is a file on the same disk as the database, with no
+        outage of its own to simulate, so the web process alone is restarted
         against a broker address where nothing listens.
         """
         if self.uses_redis:
@@ -438,6 +441,57 @@ class Stack:
         status, body = self.panel("GET", f"/api/webhooks/{webhook_id}/entregas?por_pagina=100")
         assert status == 200, body
         return body["data"]["data"]
+
+
+class RunnerStack(Stack):
+    """The service as `make run` runs it: the runner of the Makefile (config.runner) starts the
+    Procfile's processes under supervisord. Database and broker as for Stack: the embedded
+    default, or PostgreSQL and a redis-server of its own when this test run uses them."""
+
+    def __init__(self, workdir: Path):
+        super().__init__(workdir)
+        self.env.update(PORT=str(self.port), CELERY_CONCURRENCY="2", WEB_ACCESS_LOG="false")
+        self.log = self.logs / "runner.log"
+        self.config = self.data_dir / "run" / "supervisord.conf"
+
+    def start_processes(self) -> None:
+        if self.uses_redis:
+            self.env["WEB_CONCURRENCY"] = "2"  # not 2 x cores + 1 on a shared CI machine
+        self._spawn("runner", [sys.executable, "-m", "config.runner"])
+        wait_for(lambda: self._web_status() == 200, timeout=60, message="the web server under the runner")
+        for name in ("web", "worker", "beat"):
+            wait_for(lambda name=name: self.running_pid(name), timeout=30, message=f"{name} RUNNING")
+
+    def stop(self) -> None:
+        runner = self.processes.pop("runner", None)
+        if runner is not None:
+            runner.terminate()  # supervisord stops every process it runs, then exits
+            try:
+                runner.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                runner.kill()
+                runner.wait(timeout=10)
+        super().stop()
+
+    def supervisorctl(self, *args: str) -> str:
+        result = subprocess.run(
+            [str(VENV_BIN / "supervisorctl"), "-c", str(self.config), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return result.stdout
+
+    def running_pid(self, name: str) -> int | None:
+        """The pid of `name` once supervisord counts it as started (RUNNING), else None."""
+        fields = self.supervisorctl("status", name).split()
+        if len(fields) >= 4 and fields[1] == "RUNNING" and fields[2] == "pid":
+            return int(fields[3].rstrip(","))
+        return None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
 
 
 class DatabaseProxy:

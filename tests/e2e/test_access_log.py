@@ -8,7 +8,7 @@ logs without it; these tests fail if it ever comes back, or if an atom that carr
 The end-to-end test starts the Procfile's `web:` command as it is written (gunicorn with
 gunicorn.conf.py), with PORT and DATA_DIR set to temporary values, and nothing else: not the
 session `stack` of conftest.py, whose gunicorn gets its own flags. It always runs on the embedded
-default (SQLite file in DATA_DIR, filesystem broker), also in CI's PostgreSQL run: DATABASE_URL,
+default (SQLite file in DATA_DIR, SQLite broker), also in CI's PostgreSQL run: DATABASE_URL,
 REDIS_URL and CELERY_BROKER_URL are removed from the child's environment. The access log is
 written by gunicorn around the application, whatever database answers the request, so a database
 of its own on PostgreSQL would add seconds and a clean-up and prove nothing more. REDIS_URL would
@@ -101,7 +101,7 @@ class WebProcess:
         self.env.update(
             DATA_DIR=str(workdir / "data"),
             PORT=str(self.port),
-            # As `make run` starts honcho: the virtualenv's gunicorn first on PATH.
+            # As `make run` starts the runner: the virtualenv's gunicorn first on PATH.
             PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             DJANGO_SETTINGS_MODULE="config.settings",
             PYTHONUNBUFFERED="1",
