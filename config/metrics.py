@@ -2,7 +2,8 @@
 
 Off (the 404 of any unknown path) without METRICS_TOKEN; with it, `Authorization: Bearer
 <METRICS_TOKEN>` or a 401. The answer adds up this gunicorn server's processes
-(helpdesk/metrics/exposition.py).
+(helpdesk/metrics/exposition.py) and reads the delivery queue from the database (the only
+query, and only on a scrape).
 """
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.http import Http404, HttpResponse, HttpResponseNotAllowed
 from django.views.decorators.csrf import csrf_exempt
 
 from helpdesk.metrics.exposition import render, token_accepted
+from integrations.metrics import DeliveryQueueCollector
 
 
 @csrf_exempt  # no session here; a POST must get the 404 or the 405, not Django's CSRF page
@@ -22,7 +24,7 @@ def metrics_view(request):
         response = HttpResponse("401 Unauthorized\n", status=401, content_type="text/plain; charset=utf-8")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    body, content_type = render(request.headers.get("Accept", ""))
+    body, content_type = render(request.headers.get("Accept", ""), DeliveryQueueCollector())
     response = HttpResponse(body, content_type=content_type)
     response["Cache-Control"] = "no-store"
     return response

@@ -77,6 +77,7 @@ def test_the_right_token_gets_prometheus_text_of_this_server(metrics_on):
     assert response["Cache-Control"] == "no-store"
     samples = Samples.parse(response.content.decode())
     assert samples.value("helpdesk_http_requests_total", route="/api/health", method="GET", status="200") >= 1
+    assert samples.value("helpdesk_webhook_queue_lag_seconds") == 0.0
 
 
 def test_the_scheme_is_case_insensitive_and_surrounding_spaces_do_not_matter(metrics_on):
