@@ -3,7 +3,7 @@
 Off (the 404 of any unknown path) without METRICS_TOKEN; with it, `Authorization: Bearer
 <METRICS_TOKEN>` or a 401. The answer adds up this gunicorn server's processes
 (helpdesk/metrics/exposition.py) and reads the delivery queue from the database (the only
-query, and only on a scrape).
+query, and only on a scrape). Celery workers serve their own (helpdesk/metrics/worker.py).
 """
 
 from django.conf import settings

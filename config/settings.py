@@ -343,3 +343,5 @@ RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")
 # --- Metrics (docs/operations.md, "Metrics") ----------------------------------
 # GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Where a Celery worker serves its own GET /metrics (same token); 0: not served. One port per worker.
+WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)

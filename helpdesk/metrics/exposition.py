@@ -48,3 +48,25 @@ def render(accept: str = "", *scrape_time_collectors) -> tuple[bytes, str]:
     source = MultiProcessCollector(None, path=directory) if directory else REGISTRY
     encoder, content_type = choose_encoder(accept)
     return encoder(_Scrape([source, *scrape_time_collectors])), content_type
+
+
+def wsgi_app(token: str):
+    """GET /metrics behind the token, for a process that has no Django view to answer it (a Celery worker)."""
+
+    def app(environ, start_response):
+        if environ.get("PATH_INFO") != "/metrics":
+            return _plain(start_response, "404 Not Found")
+        if environ.get("REQUEST_METHOD") != "GET":
+            return _plain(start_response, "405 Method Not Allowed", [("Allow", "GET")])
+        if not token_accepted(environ.get("HTTP_AUTHORIZATION"), token):
+            return _plain(start_response, "401 Unauthorized", [("WWW-Authenticate", 'Bearer realm="metrics"')])
+        body, content_type = render(environ.get("HTTP_ACCEPT", ""))
+        start_response("200 OK", [("Content-Type", content_type), ("Cache-Control", "no-store")])
+        return [body]
+
+    return app
+
+
+def _plain(start_response, status: str, headers=()) -> list[bytes]:
+    start_response(status, [("Content-Type", "text/plain; charset=utf-8"), *headers])
+    return [status.encode() + b"\n"]

@@ -93,9 +93,10 @@ def test_a_running_servers_directory_is_kept_and_removed_once_it_and_its_childre
 
 
 WRITER = (
-    "import sys; from helpdesk.metrics.instruments import request_observed\n"
+    "import sys; from helpdesk.metrics.instruments import request_observed, task_failed\n"
     "for _ in range(int(sys.argv[1])):\n"
-    "    request_observed(route='/api/health', method='GET', status=200, seconds=0.02)"
+    "    request_observed(route='/api/health', method='GET', status=200, seconds=0.02)\n"
+    "task_failed('integrations.deliver_webhook')"
 )
 
 
@@ -121,3 +122,4 @@ def test_a_scrape_adds_up_every_process_of_the_server_including_those_that_exite
     assert samples[("helpdesk_http_requests_total", (*route, ("status", "200")))] == 7
     assert samples[("helpdesk_http_request_duration_seconds_count", route)] == 7
     assert samples[("helpdesk_http_request_duration_seconds_bucket", (("le", "0.025"), *route))] == 7
+    assert samples[("helpdesk_celery_task_failures_total", (("task", "integrations.deliver_webhook"),))] == 2
