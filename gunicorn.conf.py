@@ -34,3 +34,18 @@ access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 # gunicorn's runtime control socket (one path per user, $HOME/.gunicorn/gunicorn.ctl): unused here,
 # and two servers of one user on one machine (web and `make bench`, tests) would share it.
 control_socket_disable = True
+
+
+# Metrics (helpdesk/metrics/directory.py): this server's processes write prometheus_client's
+# multiprocess files to a directory of their own, empty at start, set before any worker loads
+# the application (so not with preload_app); a worker that exits is marked dead.
+def on_starting(server):
+    from helpdesk.metrics.directory import prepare_server_directory
+
+    prepare_server_directory("web")
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -7,6 +7,8 @@ from celery import Celery
 from celery.signals import beat_init, task_postrun, task_prerun, worker_init
 from celery.worker.consumer import Consumer as CeleryConsumer
 
+from helpdesk.metrics.worker import connect_worker_metrics
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
@@ -25,6 +27,8 @@ class Consumer(CeleryConsumer):
         return super().ensure_connected(conn)
 
 
+# Before the app: a worker's metrics directory must be set before Django's fixup sets Django up.
+connect_worker_metrics()
 app = Celery("helpdesk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "helpdesk.metrics.middleware.RequestMetricsMiddleware",  # counts and times every request (no query)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -360,3 +361,9 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
 # Where the client address comes from for per-address limits (login): REMOTE_ADDR,
 # or a header the proxy sets and clients cannot, e.g. HTTP_X_REAL_IP.
 RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")
+
+# --- Metrics (docs/operations.md, "Metrics") ----------------------------------
+# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Where a Celery worker serves its own GET /metrics (same token); 0: not served. One port per worker.
+WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)
