@@ -1,0 +1,94 @@
+"""The request log: a request id for every request, and one line per request once it is answered."""
+
+import re
+import time
+import uuid
+from functools import lru_cache
+
+import structlog
+from django.conf import settings
+from django.utils.functional import SimpleLazyObject, empty
+
+logger = structlog.get_logger("helpdesk.requests")
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# A caller's id is kept only when it cannot break a log line or smuggle anything into one.
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+UNMATCHED = "<unmatched>"
+
+_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
+_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def request_id_of(request) -> str:
+    """The caller's X-Request-ID when it is a sane value, else a new one."""
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    return given if _SANE_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+
+
+@lru_cache(maxsize=256)
+def route_template(route: str) -> str:
+    """A resolver's route as the API contract writes paths: `/api/v1/tickets/{id}`, whether the
+    route came from path() (`<uuid:id>`) or from a DRF router's regex (`^tickets/(?P<id>[^/.]+)$`)."""
+    route = _CONVERTER.sub(r"{\1}", _NAMED_GROUP.sub(r"{\1}", route))
+    return "/" + route.replace("^", "").replace("$", "")
+
+
+def route_of(request) -> str:
+    """The route pattern that answered, never the raw path (which can carry ids and signed tokens)."""
+    match = request.resolver_match
+    if match is None:
+        if request.path_info.startswith(settings.STATIC_URL):
+            return f"{settings.STATIC_URL}{{path}}"  # served by WhiteNoise before URL resolution
+        return UNMATCHED
+    if match.url_name == "api_route_not_found":  # the catch-all that answers unknown /api paths
+        return UNMATCHED
+    return route_template(match.route)
+
+
+def caller_of(request) -> dict:
+    """Who made the request, from what authentication already loaded: no query is made here.
+
+    DRF sets request.user on this (Django) request when a view authenticates: a PartnerClient
+    (integrations.authentication) for a partner key, a User for a panel token. The admin's user
+    comes from AuthenticationMiddleware's lazy object, read only if the request already loaded it.
+    """
+    user = request.__dict__.get("user")
+    if isinstance(user, SimpleLazyObject):
+        user = None if user._wrapped is empty else user._wrapped
+    if not getattr(user, "is_authenticated", False):
+        return {}
+    credential = getattr(user, "credential", None)
+    if credential is not None:
+        return {"organization_id": str(credential.organization_id), "credential_prefix": credential.key_prefix}
+    organization_id = getattr(user, "organization_id", None)
+    return {"organization_id": str(organization_id) if organization_id else None, "user_id": str(user.pk)}
+
+
+class RequestLogMiddleware:
+    """Binds the request id to every line logged while the request is served, echoes it in the
+    `X-Request-ID` response header, and logs one `request` line with the route, status, duration
+    and caller. Never the path, the query string, a header or the body."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        request_id = request_id_of(request)
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        try:
+            response = self.get_response(request)
+            response[REQUEST_ID_HEADER] = request_id
+            logger.info(
+                "request",
+                method=request.method,
+                route=route_of(request),
+                status=response.status_code,
+                duration_ms=round((time.perf_counter() - started) * 1000, 1),
+                **caller_of(request),
+            )
+            return response
+        finally:
+            structlog.contextvars.clear_contextvars()
