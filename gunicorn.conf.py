@@ -22,8 +22,10 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
 keepalive = 5
 
-# The access log: never %(u)s, the HTTP Basic user, which is a partner's whole API key.
-accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "true").lower() in ("1", "true", "yes") else None
+# The application logs one structured line per request (helpdesk/middleware.py), so gunicorn's
+# access log is off unless WEB_ACCESS_LOG asks for it; it never has %(u)s, the HTTP Basic user,
+# which is a partner's whole API key.
+accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "false").lower() in ("1", "true", "yes") else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 
 # gunicorn's runtime control socket (one path per user, $HOME/.gunicorn/gunicorn.ctl): unused here,
