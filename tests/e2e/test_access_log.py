@@ -118,24 +118,22 @@ def test_the_credential_atom_check_catches_the_user_and_the_authorization_header
     assert credential_atoms(log_format) != []
 
 
-@pytest.mark.parametrize("scheme", ["basic", "bearer"])
-def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_config, tmp_path, scheme):
-    """The shipped format rendered by gunicorn's Logger.access for a partner request."""
-    key = generate_key()
-    authorization = basic(key) if scheme == "basic" else f"Bearer {key}"
+def access_line(shipped_config, tmp_path, path: str, authorization: str) -> str:
+    """What the shipped logger class writes, in the shipped format, for a GET of `path`."""
     config = Config()
     config.set("accesslog", str(tmp_path / "access.log"))
     config.set("errorlog", os.devnull)
     config.set("access_log_format", shipped_config["access_log_format"])
-    logger = Logger(config)
+    logger = shipped_config["logger_class"](config)
+    assert isinstance(logger, Logger)
     try:
         logger.access(
             SimpleNamespace(status="200 OK", sent=2, headers=[("Content-Type", "application/json")]),
             SimpleNamespace(headers=[("HOST", "127.0.0.1"), ("AUTHORIZATION", authorization)]),
             {
                 "REQUEST_METHOD": "GET",
-                "RAW_URI": TICKETS,
-                "PATH_INFO": TICKETS,
+                "RAW_URI": path,
+                "PATH_INFO": path,
                 "QUERY_STRING": "",
                 "SERVER_PROTOCOL": "HTTP/1.1",
                 "REMOTE_ADDR": "127.0.0.1",
@@ -148,6 +146,27 @@ def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_conf
             for handler in [handler for handler in log.handlers if getattr(handler, "_gunicorn", False)]:
                 log.removeHandler(handler)
                 handler.close()
-    written = (tmp_path / "access.log").read_text()
+    return (tmp_path / "access.log").read_text()
+
+
+@pytest.mark.parametrize("scheme", ["basic", "bearer"])
+def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_config, tmp_path, scheme):
+    """The shipped format rendered by the shipped logger class's access() for a partner request."""
+    key = generate_key()
+    authorization = basic(key) if scheme == "basic" else f"Bearer {key}"
+
+    written = access_line(shipped_config, tmp_path, TICKETS, authorization)
+
     assert f'"GET {TICKETS} HTTP/1.1" 200' in written
     assert leaked_forms(written, key) == [], written
+
+
+def test_a_signed_photo_url_is_logged_without_its_token(shipped_config, tmp_path):
+    """The token of /api/v1/atendentes/avatar/<token> is a credential, valid for 30 minutes."""
+    token = ".eJwNyjsSwjAMBcC7qEbEH0WWuM2zbNNlGGBoGO5Ott4vgW4UrUzkapzKChadha1oZVftrbWRo4MudJwVH7zx:1xVEOw:Jqapfov"
+
+    written = access_line(shipped_config, tmp_path, f"/api/v1/atendentes/avatar/{token}", "")
+
+    assert '"GET /api/v1/atendentes/avatar/{token} HTTP/1.1" 200' in written
+    for part in token.split(":"):
+        assert part not in written
