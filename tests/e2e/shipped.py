@@ -152,7 +152,8 @@ class ShippedProcesses:
         """Stops every process (their logs are complete once they have exited); returns the web output."""
         for process in self.processes.values():
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
+                # To the main process, as a process manager does: it stops its own children.
+                os.kill(process.pid, signal.SIGTERM)
         for process in self.processes.values():
             try:
                 process.wait(timeout=20)
