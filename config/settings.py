@@ -324,12 +324,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"structured": {"()": "helpdesk.logs.formatter", "log_format": LOG_FORMAT}},
+    "filters": {"route_instead_of_path": {"()": "helpdesk.logs.RouteInsteadOfPath"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "structured", "stream": f"ext://sys.{LOG_STREAM}"}
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django.request": {
+            "handlers": ["console"],
+            "level": "ERROR",
+            "propagate": False,
+            "filters": ["route_instead_of_path"],
+        },
         # Two lines per task ("received", "succeeded") at hundreds of deliveries a second:
         # failures still show, and every delivery attempt is in the delivery log.
         "celery.worker.strategy": {"level": env.str("CELERY_TASK_LOG_LEVEL", default="WARNING")},

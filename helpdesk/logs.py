@@ -13,6 +13,8 @@ import logging.config
 
 import structlog
 
+from helpdesk.middleware import route_of
+
 # Added to every line, from structlog or from the standard library.
 _SHARED_PROCESSORS = [
     structlog.contextvars.merge_contextvars,
@@ -50,6 +52,19 @@ def configure(logging_settings: dict) -> None:
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
+
+
+class RouteInsteadOfPath(logging.Filter):
+    """django.request writes `<reason>: <path>` for an error answer; a path can carry a signed token
+    (an agent photo's URL), so the line gets the route pattern instead, as the request line does."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        if request is not None and isinstance(record.args, tuple):
+            path = request.path
+            paths = {path, path.encode("unicode_escape").decode("ascii")}  # Django escapes what it logs
+            record.args = tuple(route_of(request) if arg in paths else arg for arg in record.args)
+        return True
 
 
 def task_failure_log(sender=None, task_id=None, exception=None, **kwargs) -> None:

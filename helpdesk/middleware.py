@@ -76,19 +76,23 @@ class RequestLogMiddleware:
     def __call__(self, request):
         started = time.perf_counter()
         request_id = request_id_of(request)
+        # Unbound when the response is closed (forget_request): Django logs an error answer after
+        # every middleware has returned, and that line belongs to this request too.
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id)
-        try:
-            response = self.get_response(request)
-            response[REQUEST_ID_HEADER] = request_id
-            logger.info(
-                "request",
-                method=request.method,
-                route=route_of(request),
-                status=response.status_code,
-                duration_ms=round((time.perf_counter() - started) * 1000, 1),
-                **caller_of(request),
-            )
-            return response
-        finally:
-            structlog.contextvars.clear_contextvars()
+        response = self.get_response(request)
+        response[REQUEST_ID_HEADER] = request_id
+        logger.info(
+            "request",
+            method=request.method,
+            route=route_of(request),
+            status=response.status_code,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **caller_of(request),
+        )
+        return response
+
+
+def forget_request(**kwargs) -> None:
+    """request_finished: lines logged after the response is closed belong to no request."""
+    structlog.contextvars.clear_contextvars()

@@ -190,6 +190,9 @@ def json_log(caplog):
     output = io.StringIO()
     handler = logging.StreamHandler(output)
     handler.setFormatter(formatter("json"))
-    logging.getLogger().addHandler(handler)
+    loggers = [logging.getLogger(), logging.getLogger("django.request")]  # the second does not propagate
+    for logger in loggers:
+        logger.addHandler(handler)
     yield lambda: [json.loads(line) for line in output.getvalue().splitlines()]
-    logging.getLogger().removeHandler(handler)
+    for logger in loggers:
+        logger.removeHandler(handler)

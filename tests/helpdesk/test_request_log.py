@@ -213,3 +213,21 @@ def test_the_json_format_writes_one_object_a_line_and_the_console_format_readabl
     assert "aviso um" in as_text and "warning" in as_text and not as_text.startswith("{")
     with pytest.raises(ValueError, match="LOG_FORMAT must be json or console"):
         formatter("xml")
+
+
+def test_djangos_error_line_names_the_route_not_a_path_with_a_signed_token(anon_client, json_log, monkeypatch):
+    from helpdesk.api.avatars import AvatarViewSet
+
+    def broken(self, request, token):
+        raise RuntimeError("inesperado")
+
+    monkeypatch.setattr(AvatarViewSet, "retrieve", broken)
+
+    response = anon_client.get("/api/v1/atendentes/avatar/um-token-assinado:qualquer")
+
+    assert response.status_code == 500
+    lines = json_log()
+    [error] = [line for line in lines if line["logger"] == "django.request"]
+    assert error["event"] == "Internal Server Error: /api/v1/atendentes/avatar/{token}"
+    assert error["request_id"] == response["X-Request-ID"], "Django's error line is not tied to its request"
+    assert "um-token-assinado" not in json.dumps(lines)
