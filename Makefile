@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: setup run test lint bench lock clean
+.PHONY: setup run test fuzz lint bench lock clean
 
 # requirements.txt names what we depend on; requirements.lock pins every transitive dependency
 # with its hashes (`make lock`), and only that is installed.
@@ -23,11 +23,16 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py seed_demo --with-key
-	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat)"
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start
+	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat; a process that dies is restarted)"
+	$(PY) -m config.runner
 
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# Contract fuzzing (tests/fuzz): schemathesis from the service's own OpenAPI schema against a running
+# stack, FUZZ_MAX_EXAMPLES (default 100) cases per operation; `make test` runs only a smoke version.
+fuzz: setup
+	$(VENV)/bin/pytest -m fuzz tests/fuzz $(PYTEST_ARGS)
 
 # Lint, format and the import layers (pyproject.toml); .ci/run fails on any of them.
 lint: setup

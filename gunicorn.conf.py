@@ -18,6 +18,11 @@ bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY") or (multiprocessing.cpu_count() * 2 + 1 if shared_cache else 1))
 threads = int(os.environ.get("WEB_THREADS") or (1 if shared_cache else 8))
 worker_class = "gthread" if threads > 1 else "sync"
+if workers > 1 and not shared_cache:
+    # Each process would keep its own rate-limit counters: a limit of 60 a minute would let 60 x workers through.
+    raise RuntimeError(
+        f"refusing to start {workers} web processes without a shared cache: set REDIS_URL, or WEB_CONCURRENCY=1"
+    )
 
 # A request that takes longer than this is killed (the database refuses statements past
 # DB_STATEMENT_TIMEOUT_MS well before); on SIGTERM, requests in flight get this long to finish.
@@ -51,3 +56,18 @@ logger_class = AccessLogger
 # gunicorn's runtime control socket (one path per user, $HOME/.gunicorn/gunicorn.ctl): unused here,
 # and two servers of one user on one machine (web and `make bench`, tests) would share it.
 control_socket_disable = True
+
+
+# Metrics (helpdesk/metrics/directory.py): this server's processes write prometheus_client's
+# multiprocess files to a directory of their own, empty at start, set before any worker loads
+# the application (so not with preload_app); a worker that exits is marked dead.
+def on_starting(server):
+    from helpdesk.metrics.directory import prepare_server_directory
+
+    prepare_server_directory("web")
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -4,11 +4,12 @@ import functools
 import os
 
 from celery import Celery
-from celery.signals import setup_logging, task_failure, task_postrun, task_prerun
+from celery.signals import beat_init, setup_logging, task_failure, task_postrun, task_prerun, worker_init
 from celery.worker.consumer import Consumer as CeleryConsumer
 
 from helpdesk.logs import configure as configure_logging
 from helpdesk.logs import task_failure_log
+from helpdesk.metrics.worker import connect_worker_metrics
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -28,6 +29,8 @@ class Consumer(CeleryConsumer):
         return super().ensure_connected(conn)
 
 
+# Before the app: a worker's metrics directory must be set before Django's fixup sets Django up.
+connect_worker_metrics()
 app = Celery("helpdesk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
@@ -55,3 +58,17 @@ def _logging_as_the_web_process(**kwargs) -> None:
 
 
 task_failure.connect(task_failure_log, dispatch_uid="helpdesk.task_failure_log")
+
+
+@worker_init.connect(dispatch_uid="helpdesk.refuse_misconfigured_worker")
+@beat_init.connect(dispatch_uid="helpdesk.refuse_misconfigured_beat")
+def _refuse_misconfiguration(**kwargs) -> None:
+    """Celery logs and ignores an exception raised by a signal receiver: exit explicitly."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.startup import refuse_misconfiguration
+
+    try:
+        refuse_misconfiguration()
+    except ImproperlyConfigured as error:
+        raise SystemExit(str(error)) from None

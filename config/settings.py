@@ -1,7 +1,7 @@
 """Settings, driven by the environment (see .env.example and docs/operations.md).
 
-Embedded default: SQLite, a filesystem Celery broker and a local-memory cache
-under DATA_DIR, so one command runs everything on a fresh machine.
+Embedded default: SQLite, a Celery broker in a SQLite file of its own and a
+local-memory cache under DATA_DIR, so one command runs everything on a fresh machine.
 DATABASE_URL / REDIS_URL switch to PostgreSQL / Redis for production.
 """
 
@@ -34,6 +34,9 @@ def _generated_once(name: str) -> str:
 
 
 SECRET_KEY = env.str("SECRET_KEY", default="") or _generated_once("secret_key")
+# A key generated into DATA_DIR is per machine: with a shared database (several machines) sessions,
+# signed URLs and panel tokens would hold on one machine only (helpdesk.E001 refuses that).
+KEYS_FROM_ENVIRONMENT = bool(env.str("SECRET_KEY", default="")) and bool(env.str("JWT_SIGNING_KEY", default=""))
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
@@ -57,6 +60,7 @@ MIDDLEWARE = [
     # First: every response, static files and early refusals included, gets its request id and log line.
     "helpdesk.middleware.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "helpdesk.metrics.middleware.RequestMetricsMiddleware",  # counts and times every request (no query)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -151,20 +155,18 @@ else:
     # django-ratelimit wants a shared cache; the embedded mode runs one web
     # process, whose local-memory cache every request thread shares.
     SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
+# A check silenced on purpose (the test harnesses' loopback receivers: integrations.E002).
+SILENCED_SYSTEM_CHECKS = [*globals().get("SILENCED_SYSTEM_CHECKS", []), *env.list("SILENCED_SYSTEM_CHECKS", default=[])]
 
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or f"sqlite:///{DATA_DIR / 'broker.sqlite3'}"
+if CELERY_BROKER_URL.startswith("sqlite:"):
+    # The embedded broker: kombu's SQLAlchemy transport on a SQLite file, made safe for the
+    # several processes that share it (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
-        # With prefetch 1 a worker waits a whole polling interval per task.
-        "polling_interval": 0.1,
+        # With prefetch 1 a worker waits a whole polling interval whenever its pool is full,
+        # and an idle worker looks for a new message this often.
+        "polling_interval": env.float("BROKER_POLLING_INTERVAL", default=0.1),
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -254,7 +256,22 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "helpdesk.api.schema.postprocess"],
+    # Names of the enum components (the hook names them after the field otherwise, with collisions).
+    "ENUM_NAME_OVERRIDES": {
+        "Prioridade": "tickets.models.Priority",
+        "CategoriaDoStatus": "tickets.models.StatusCategory",
+        "Canal": "tickets.models.Channel",
+        "OrigemDaResposta": "tickets.models.ReplyOrigin",
+        "TipoDoAutor": [("agente", "Atendente"), ("cliente", "Cliente")],
+        "Evento": "integrations.models.EventKind",
+        "EventoAssinavel": "integrations.models.SUBSCRIBABLE_EVENTS",
+        "SituacaoDaEntrega": "integrations.models.DeliveryStatus",
+        "EstadoDaDependencia": ["ok"],
+        "Sucesso": [(True, True)],
+        "Falha": [(False, False)],
+        "MensagemDeValidacao": ["Erro de validação"],
+    },
 }
 
 # --- Panel login (JWT) ----------------------------------------------------
@@ -352,7 +369,19 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    # Both are promises about the whole domain: the operator makes them (docs/operations.md).
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    # Plain http reaching the app is redirected, except the probes a load balancer sends straight to it.
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^metrics$"]
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # Where the client address comes from for per-address limits (login): REMOTE_ADDR,
 # or a header the proxy sets and clients cannot, e.g. HTTP_X_REAL_IP.
 RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")
+
+# --- Metrics (docs/operations.md, "Metrics") ----------------------------------
+# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Where a Celery worker serves its own GET /metrics (same token); 0: not served. One port per worker.
+WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)

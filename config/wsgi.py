@@ -7,3 +7,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DB_STATEMENT_TIMEOUT_MS", "5000")
 
 application = get_wsgi_application()
+
+from config.startup import refuse_misconfiguration  # noqa: E402  (needs the apps loaded above)
+
+refuse_misconfiguration()

@@ -6,6 +6,7 @@ from django.template.response import TemplateResponse
 
 from helpdesk.auth import login_account_check, login_account_failed, login_address_count
 from helpdesk.exceptions import RateLimited
+from helpdesk.metrics.instruments import rate_limit_rejected
 
 
 class HelpdeskAdminSite(admin.AdminSite):
@@ -36,6 +37,7 @@ class HelpdeskAdminSite(admin.AdminSite):
         return response
 
     def _login_refused(self, request, limited: RateLimited) -> TemplateResponse:
+        rate_limit_rejected(limited.limit)
         messages.error(request, "Muitas tentativas de login. Tente novamente em alguns minutos.")
         context = {
             **self.each_context(request),

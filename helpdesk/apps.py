@@ -9,6 +9,7 @@ class HelpdeskConfig(AppConfig):
     verbose_name = "Central de atendimento"
 
     def ready(self) -> None:
+        from helpdesk import checks  # noqa: F401  (registers the deployment checks)
         from helpdesk.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
         from helpdesk.middleware import forget_request
         from helpdesk.permissions import support_group_ensure

@@ -77,6 +77,10 @@ class RateLimited(ApplicationError):
     field = "rate_limit"
     detail = "Limite excedido, tente novamente mais tarde."
 
+    def __init__(self, *args, limit: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limit = limit  # the refusing limit's RateLimit-Policy name, for the metrics
+
 
 class ServiceUnavailable(ApplicationError):
     status_code = 503

@@ -107,7 +107,7 @@ def count_request(
         logger.warning("rate-limit cache unavailable (%s; fail open: %s)", group, fail_open, exc_info=True)
         if fail_open:
             return None
-        raise RateLimited(headers={"Retry-After": "60"})
+        raise RateLimited(headers={"Retry-After": "60"}, limit=policy)
     if usage is None or usage.get("count") is None:
         return None
     state = RateLimitState(
@@ -119,5 +119,5 @@ def count_request(
     )
     limited = usage["should_limit"] if increment else usage["count"] >= usage["limit"]
     if limited:
-        raise RateLimited(headers={**state.headers(), "Retry-After": str(max(state.reset_in, 1))})
+        raise RateLimited(headers={**state.headers(), "Retry-After": str(max(state.reset_in, 1))}, limit=policy)
     return state

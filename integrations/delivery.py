@@ -26,6 +26,7 @@ from requests_hardened.ip_filter import InvalidIPAddress
 
 from helpdesk.ids import parse_uuid
 from integrations.leases import keeper, lease_seconds
+from integrations.metrics import attempt_observed
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
 from integrations.services import webhook_signing_secrets
 from integrations.signing import signed_headers
@@ -260,6 +261,10 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
         cursor.execute(_ATTEMPT_SQL, attempt)
         cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
         ours = cursor.rowcount
+    given_up = bool(ours) and status == DeliveryStatus.FAILED
+    attempt_observed(
+        event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
+    )
     if ours and outcome.status_code == 410:
         webhook_deactivate_gone(webhook_id=delivery.webhook_id)
     if ours:

@@ -75,9 +75,21 @@ class LoginView(_PublicAuthView):
     @extend_schema(
         operation_id="auth_login",
         tags=["Painel: autenticação"],
+        description=(
+            "Emite o token do painel (access_token de 15 minutos, refresh_token de 7 dias). Limitado por "
+            "endereço do cliente."
+        ),
         auth=[],
         request=LoginIn,
-        responses={200: envelope("LoginRealizado", TokensOut), **errors(400, 401, 422, 429)},
+        responses={
+            200: envelope("LoginRealizado", TokensOut),
+            **errors(
+                401,
+                descriptions={
+                    401: "Credenciais inválidas (campo `credenciais`), a mesma resposta exista o e-mail ou não."
+                },
+            ),
+        },
     )
     def post(self, request):
         payload = LoginIn(data=request.data)
@@ -100,9 +112,13 @@ class RefreshView(_PublicAuthView):
     @extend_schema(
         operation_id="auth_refresh",
         tags=["Painel: autenticação"],
+        description="Troca o refresh_token por um par novo; o usado deixa de valer.",
         auth=[],
         request=RefreshIn,
-        responses={200: envelope("TokenRenovado", TokensOut), **errors(400, 401, 422, 429)},
+        responses={
+            200: envelope("TokenRenovado", TokensOut),
+            **errors(401, descriptions={401: "Token de renovação inválido, expirado ou já usado (campo `token`)."}),
+        },
     )
     def post(self, request):
         payload = RefreshIn(data=request.data)
@@ -125,9 +141,16 @@ class LogoutView(_PublicAuthView):
     @extend_schema(
         operation_id="auth_logout",
         tags=["Painel: autenticação"],
+        description=(
+            "Encerra a sessão: o refresh_token enviado (a credencial desta rota) deixa de valer; repetir com o "
+            "mesmo token não é erro. Limitado por endereço do cliente."
+        ),
         auth=[],
         request=RefreshIn,
-        responses={200: envelope("LogoutRealizado", None), **errors(400, 401, 422, 429)},
+        responses={
+            200: envelope("LogoutRealizado", None),
+            **errors(401, descriptions={401: "Token de renovação inválido ou expirado (campo `token`)."}),
+        },
     )
     def post(self, request):
         payload = RefreshIn(data=request.data)

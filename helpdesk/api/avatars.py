@@ -35,10 +35,18 @@ class AvatarViewSet(EnvelopeViewSet):
     @extend_schema(
         operation_id="v1_agents_avatar",
         tags=["Parceiros v1"],
+        description="A foto de um atendente, pela URL assinada de `avatar_url`: a assinatura é a credencial.",
         auth=[],
         responses={
             (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="A imagem do avatar."),
-            **errors(403, 404),
+            **errors(
+                403,
+                404,
+                descriptions={
+                    403: "URL de avatar expirada ou com assinatura inválida (campo `assinatura`).",
+                    404: "O atendente não tem mais esta foto (campo `avatar`).",
+                },
+            ),
         },
     )
     def retrieve(self, request, token: str):

@@ -64,7 +64,7 @@ class EnvelopeViewMixin:
         return super().handle_exception(exc)
 
 
-# Docstrings of API view classes are the OpenAPI operations' descriptions; these bases have none.
+# OpenAPI descriptions come from @extend_schema(description=...), never from docstrings (EnvelopeAutoSchema).
 class EnvelopeAPIView(EnvelopeViewMixin, APIView):
     pass
 

@@ -18,6 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from helpdesk import exceptions as domain
+from helpdesk.metrics.instruments import rate_limit_rejected
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ def envelope_exception_handler(exc, context):
         return Response(validation_payload(exc.errors), status=422)
     if isinstance(exc, Ratelimited):
         exc = domain.RateLimited()
+    if isinstance(exc, domain.RateLimited):
+        rate_limit_rejected(exc.limit)
     if isinstance(exc, domain.ApplicationError):
         return _render(exc, Response(), context)
     if is_database_outage(exc):

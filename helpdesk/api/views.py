@@ -6,7 +6,7 @@ import sys
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
@@ -35,15 +35,20 @@ class HealthView(EnvelopeAPIView):
     @extend_schema(
         operation_id="health",
         tags=["Operação"],
+        description="Banco de dados e broker respondem: 200; um deles fora do ar: 503 com ele em `errors.field`.",
         auth=[],
         responses={
             200: envelope(
                 "Saude",
                 inline_serializer(
-                    name="SaudeDados", fields={"database": serializers.CharField(), "broker": serializers.CharField()}
+                    name="SaudeDados",
+                    fields={
+                        "database": serializers.ChoiceField(choices=["ok"]),
+                        "broker": serializers.ChoiceField(choices=["ok"]),
+                    },
                 ),
             ),
-            503: ErrorEnvelope,
+            503: OpenApiResponse(ErrorEnvelope, description="Serviço indisponível (campo `database` ou `broker`)."),
         },
     )
     def get(self, request):

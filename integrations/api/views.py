@@ -15,6 +15,7 @@ from integrations.api.serializers import (
     DeliveryOut,
     WebhookCreateIn,
     WebhookOut,
+    WebhookUpdatedOut,
     WebhookUpdateIn,
     WebhookWithSecretOut,
 )
@@ -31,13 +32,16 @@ from integrations.services import credential_create, credential_revoke, webhook_
 
 CREDENTIAL_TAGS = ["Painel: credenciais"]
 WEBHOOK_TAGS = ["Painel: webhooks"]
+WEBHOOK_NOT_FOUND = "Webhook não encontrado nesta organização (campo `id`)."
+WEBHOOK_INACTIVE = "Webhook inativo (campo `ativo`)."
 
 
 class CredentialViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="api_keys_list",
         tags=CREDENTIAL_TAGS,
-        responses={200: envelope("CredenciaisListadas", CredentialOut, many=True), **errors(401, 403, 429)},
+        description="As credenciais da organização, revogadas incluídas, da mais nova à mais antiga.",
+        responses={200: envelope("CredenciaisListadas", CredentialOut, many=True)},
     )
     def list(self, request):
         credentials = credential_list(organization=self.organization)
@@ -46,8 +50,12 @@ class CredentialViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="api_keys_create",
         tags=CREDENTIAL_TAGS,
+        description=(
+            "Cria uma chave de aplicação; a chave completa (`chave`) aparece só nesta resposta. Uma organização tem "
+            "no máximo 20 credenciais ativas (API_KEYS_PER_ORGANIZATION): a seguinte é um 422 no campo `credencial`."
+        ),
         request=CredentialCreateIn,
-        responses={201: envelope("CredencialCriada", CredentialCreatedOut), **errors(400, 401, 403, 422, 429)},
+        responses={201: envelope("CredencialCriada", CredentialCreatedOut)},
     )
     def create(self, request):
         payload = CredentialCreateIn(data=request.data)
@@ -65,7 +73,11 @@ class CredentialViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="api_keys_revoke",
         tags=CREDENTIAL_TAGS,
-        responses={200: envelope("CredencialRevogada", CredentialOut), **errors(401, 403, 404, 429)},
+        description="Revoga a chave (idempotente): ela falha já na próxima requisição; o registro fica para auditoria.",
+        responses={
+            200: envelope("CredencialRevogada", CredentialOut),
+            **errors(404, descriptions={404: "Credencial não encontrada nesta organização (campo `id`)."}),
+        },
     )
     def destroy(self, request, id):
         credential = credential_revoke(credential=credential_get(organization=self.organization, credential_id=id))
@@ -76,7 +88,8 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_list",
         tags=WEBHOOK_TAGS,
-        responses={200: envelope("WebhooksListados", WebhookOut, many=True), **errors(401, 403, 429)},
+        description="Os webhooks da organização (no máximo 10), sem os segredos.",
+        responses={200: envelope("WebhooksListados", WebhookOut, many=True)},
     )
     def list(self, request):
         webhooks = webhook_list(organization=self.organization)
@@ -85,8 +98,12 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_create",
         tags=WEBHOOK_TAGS,
+        description=(
+            "Cria um webhook; o segredo (`segredo`) aparece só nesta resposta. Uma organização tem no máximo "
+            "10 webhooks: o 11º é um 422 no campo `webhook`."
+        ),
         request=WebhookCreateIn,
-        responses={200: envelope("WebhookCriado", WebhookWithSecretOut), **errors(400, 401, 403, 422, 429)},
+        responses={200: envelope("WebhookCriado", WebhookWithSecretOut)},
     )
     def create(self, request):
         payload = WebhookCreateIn(data=request.data)
@@ -100,7 +117,11 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_retrieve",
         tags=WEBHOOK_TAGS,
-        responses={200: envelope("WebhookEncontrado", WebhookOut), **errors(401, 403, 404, 429)},
+        description="Um webhook, sem o segredo.",
+        responses={
+            200: envelope("WebhookEncontrado", WebhookOut),
+            **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
+        },
     )
     def retrieve(self, request, id):
         webhook = webhook_get(organization=self.organization, webhook_id=id)
@@ -109,8 +130,15 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_update",
         tags=WEBHOOK_TAGS,
+        description=(
+            "Muda só os campos enviados (`{}` não muda nada). `ativo: false` cancela as entregas pendentes. "
+            "`segredo` vem na resposta só quando `regenerar_segredo` é true."
+        ),
         request=WebhookUpdateIn,
-        responses={200: envelope("WebhookAtualizado", WebhookWithSecretOut), **errors(400, 401, 403, 404, 422, 429)},
+        responses={
+            200: envelope("WebhookAtualizado", WebhookUpdatedOut),
+            **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
+        },
     )
     def partial_update(self, request, id):
         webhook = webhook_get(organization=self.organization, webhook_id=id)
@@ -123,7 +151,11 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_delete",
         tags=WEBHOOK_TAGS,
-        responses={200: envelope("WebhookRemovido", None), **errors(401, 403, 404, 429)},
+        description="Remove o webhook com as suas entregas e o registro delas.",
+        responses={
+            200: envelope("WebhookRemovido", None),
+            **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
+        },
     )
     def destroy(self, request, id):
         webhook_delete(webhook=webhook_get(organization=self.organization, webhook_id=id))
@@ -132,8 +164,12 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_test",
         tags=WEBHOOK_TAGS,
+        description="Enfileira uma entrega do evento `webhook.teste`. Não leva corpo.",
         request=None,
-        responses={200: envelope("TesteEnfileirado", DeliveryOut), **errors(401, 403, 404, 409, 429)},
+        responses={
+            200: envelope("TesteEnfileirado", DeliveryOut),
+            **errors(404, 409, descriptions={404: WEBHOOK_NOT_FOUND, 409: WEBHOOK_INACTIVE}),
+        },
     )
     @action(detail=True, methods=["post"], url_path="testar", takes_body=False)
     def test(self, request, id):
@@ -143,10 +179,11 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_deliveries_list",
         tags=WEBHOOK_TAGS,
+        description="As entregas do webhook, da mais nova à mais antiga, cada uma com as suas tentativas.",
         parameters=[DeliveryListQuery],
         responses={
             200: envelope("EntregasListadas", page_of("PaginaEntrega", DeliveryOut)),
-            **errors(401, 403, 404, 422, 429),
+            **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
         },
     )
     @action(detail=True, methods=["get"], url_path="entregas")
@@ -158,8 +195,21 @@ class WebhookViewSet(ManagementViewSet):
     @extend_schema(
         operation_id="webhooks_deliveries_resend",
         tags=WEBHOOK_TAGS,
+        description="Envia de novo o mesmo evento, como uma entrega nova (id e registro próprios). Não leva corpo.",
         request=None,
-        responses={200: envelope("EntregaReenviada", DeliveryOut), **errors(401, 403, 404, 409, 429)},
+        responses={
+            200: envelope("EntregaReenviada", DeliveryOut),
+            **errors(
+                404,
+                409,
+                descriptions={
+                    404: (
+                        "Webhook não encontrado (campo `id`) ou entrega não encontrada neste webhook (campo `entrega`)."
+                    ),
+                    409: WEBHOOK_INACTIVE,
+                },
+            ),
+        },
     )
     @action(detail=True, methods=["post"], url_path=r"entregas/(?P<entrega>[^/]+)/reenviar", takes_body=False)
     def resend(self, request, id, entrega):

@@ -1,11 +1,21 @@
 import pytest
 
-from tests.e2e.stack import Receiver, Stack
+from tests.e2e.stack import Receiver, RunnerStack, Stack
+
+STACKS = ("stack", "runner_stack")
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
     running = Stack(tmp_path_factory.mktemp("e2e")).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def runner_stack(tmp_path_factory):
+    """The service under `make run`'s runner (config.runner), on the embedded default."""
+    running = RunnerStack(tmp_path_factory.mktemp("e2e-runner")).start()
     yield running
     running.stop()
 
@@ -18,16 +28,19 @@ def receiver():
 
 
 @pytest.fixture(autouse=True)
-def _print_logs_on_failure(request, stack):
+def _print_logs_on_failure(request):
     yield
-    # Each test brings its own webhooks; an organization may hold at most 10.
-    for webhook in stack.panel("GET", "/api/webhooks")[1]["data"]:
-        stack.panel("DELETE", f"/api/webhooks/{webhook['id']}")
+    stacks = [request.getfixturevalue(name) for name in STACKS if name in request.fixturenames]
+    for running in stacks:
+        # Each test brings its own webhooks; an organization may hold at most 10.
+        for webhook in running.panel("GET", "/api/webhooks")[1]["data"]:
+            running.panel("DELETE", f"/api/webhooks/{webhook['id']}")
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
-        for log in sorted(stack.logs.glob("*.log")):
-            print(f"----- {log.name} (last 60 lines) -----")
-            print("\n".join(log.read_text(errors="replace").splitlines()[-60:]))
+        for running in stacks:
+            for log in sorted(running.logs.glob("*.log")):
+                print(f"----- {log.name} (last 60 lines) -----")
+                print("\n".join(log.read_text(errors="replace").splitlines()[-60:]))
 
 
 @pytest.hookimpl(hookwrapper=True)

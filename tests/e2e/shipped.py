@@ -2,7 +2,7 @@
 DATA_DIR of their own, and the forms of a partner key to look for in what they write.
 
 Not the session `stack` of conftest.py, whose gunicorn gets its own flags. It runs on the embedded
-default (SQLite file in DATA_DIR, filesystem broker), also in CI's PostgreSQL run: DATABASE_URL,
+default (SQLite file in DATA_DIR, SQLite broker), also in CI's PostgreSQL run: DATABASE_URL,
 REDIS_URL and CELERY_BROKER_URL are removed from the children's environment. What a process writes to
 its log does not depend on the database that answers, so a database of its own on PostgreSQL would add
 seconds and a clean-up and prove nothing more. REDIS_URL would also switch gunicorn.conf.py to sync
@@ -78,7 +78,7 @@ class ShippedProcesses:
         self.env.update(
             DATA_DIR=str(workdir / "data"),
             PORT=str(self.port),
-            # As `make run` starts honcho: the virtualenv's gunicorn and celery first on PATH.
+            # As `make run` starts the runner: the virtualenv's gunicorn and celery first on PATH.
             PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
             DJANGO_SETTINGS_MODULE="config.settings",
             PYTHONUNBUFFERED="1",

@@ -1,15 +1,16 @@
 """A running service for end-to-end tests: web (gunicorn), Celery worker and beat
 as real processes, on their own database and broker, and an HTTP receiver.
 
-Embedded default: a file SQLite database and the filesystem broker under a
-temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a database
-of its own on that server; with REDIS_URL it starts a redis-server of its own,
-so a test can stop the broker without touching anything else.
+Embedded default: a file SQLite database and the SQLite broker (config/broker.py)
+under a temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a
+database of its own on that server; with REDIS_URL it starts a redis-server of
+its own, so a test can stop the broker without touching anything else.
 """
 
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -122,8 +123,10 @@ class Receiver:
 
 
 class Stack:
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, *, database_prefix: str = "helpdesk_e2e_", wsgi: str = "config.wsgi"):
         self.workdir = workdir
+        self.database_prefix = database_prefix
+        self.wsgi = wsgi
         self.data_dir = workdir / "data"
         self.data_dir.mkdir(parents=True)
         self.logs = workdir / "logs"
@@ -137,11 +140,17 @@ class Stack:
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "DATA_DIR": str(self.data_dir),
             "WEBHOOK_ALLOW_INSECURE_URLS": "true",
+            # The receiver listens on this machine, over http: allowed here on purpose.
+            "SILENCED_SYSTEM_CHECKS": "integrations.E002",
+            # Keys from the environment, as production has them (helpdesk.E001 with a shared database).
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "JWT_SIGNING_KEY": secrets.token_urlsafe(50),
             "WEBHOOK_RETRY_DELAYS": "1,1,1,1",
             "WEBHOOK_TIMEOUT": "2",
             # Leases, the dispatcher's interval and the requeue delay are the production defaults:
             # the fault tests measure recovery as an operator would see it.
             "PARTNER_RATE_LIMIT": "100000/m",
+            "PARTNER_UNAUTHENTICATED_RATE_LIMIT": "100000/m",
             "LOGIN_RATE_LIMIT": "100000/m",
             "PANEL_RATE_LIMIT": "100000/m",
             "PYTHONUNBUFFERED": "1",
@@ -169,14 +178,18 @@ class Stack:
             )
         )
         self.organization_id = result["organization_id"]
-        self.api_key = json.loads(
+        credential = json.loads(
             self.manage("create_api_key", "--organization", self.organization_id, "--name", "e2e", "--json")
-        )["key"]
+        )
+        self.api_key, self.api_key_id = credential["key"], credential["id"]
+        self.start_processes()
+        self.token = self.login()
+        return self
+
+    def start_processes(self) -> None:
         self.start_web()
         self.start_worker()
         self.start_beat()
-        self.token = self.login()
-        return self
 
     def stop(self) -> None:
         for name in list(self.processes):
@@ -207,7 +220,7 @@ class Stack:
     def _web_command(self) -> list[str]:
         return [
             str(VENV_BIN / "gunicorn"),
-            "config.wsgi",
+            self.wsgi,
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
@@ -328,8 +341,8 @@ class Stack:
         """The web process cannot publish until broker_up().
 
         With Redis the broker itself stops (worker and beat lose it too). The
-        filesystem broker has no outage to simulate (a worker whose folder
-        vanishes exits for good), so the web process alone is restarted
+        embedded broker is a file on the same disk as the database, with no
+        outage of its own to simulate, so the web process alone is restarted
         against a broker address where nothing listens.
         """
         if self.uses_redis:
@@ -358,7 +371,7 @@ class Stack:
     def _create_database(self) -> None:
         import psycopg
 
-        self._database_name = f"helpdesk_e2e_{uuid.uuid4().hex[:10]}"
+        self._database_name = f"{self.database_prefix}{uuid.uuid4().hex[:10]}"
         with psycopg.connect(self._admin_dsn(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{self._database_name}"')
         parts = urlsplit(os.environ["DATABASE_URL"])
@@ -428,6 +441,57 @@ class Stack:
         status, body = self.panel("GET", f"/api/webhooks/{webhook_id}/entregas?por_pagina=100")
         assert status == 200, body
         return body["data"]["data"]
+
+
+class RunnerStack(Stack):
+    """The service as `make run` runs it: the runner of the Makefile (config.runner) starts the
+    Procfile's processes under supervisord. Database and broker as for Stack: the embedded
+    default, or PostgreSQL and a redis-server of its own when this test run uses them."""
+
+    def __init__(self, workdir: Path):
+        super().__init__(workdir)
+        self.env.update(PORT=str(self.port), CELERY_CONCURRENCY="2", WEB_ACCESS_LOG="false")
+        self.log = self.logs / "runner.log"
+        self.config = self.data_dir / "run" / "supervisord.conf"
+
+    def start_processes(self) -> None:
+        if self.uses_redis:
+            self.env["WEB_CONCURRENCY"] = "2"  # not 2 x cores + 1 on a shared CI machine
+        self._spawn("runner", [sys.executable, "-m", "config.runner"])
+        wait_for(lambda: self._web_status() == 200, timeout=60, message="the web server under the runner")
+        for name in ("web", "worker", "beat"):
+            wait_for(lambda name=name: self.running_pid(name), timeout=30, message=f"{name} RUNNING")
+
+    def stop(self) -> None:
+        runner = self.processes.pop("runner", None)
+        if runner is not None:
+            runner.terminate()  # supervisord stops every process it runs, then exits
+            try:
+                runner.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                runner.kill()
+                runner.wait(timeout=10)
+        super().stop()
+
+    def supervisorctl(self, *args: str) -> str:
+        result = subprocess.run(
+            [str(VENV_BIN / "supervisorctl"), "-c", str(self.config), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return result.stdout
+
+    def running_pid(self, name: str) -> int | None:
+        """The pid of `name` once supervisord counts it as started (RUNNING), else None."""
+        fields = self.supervisorctl("status", name).split()
+        if len(fields) >= 4 and fields[1] == "RUNNING" and fields[2] == "pid":
+            return int(fields[3].rstrip(","))
+        return None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
 
 
 class DatabaseProxy:

@@ -4,13 +4,13 @@ from rest_framework import serializers
 
 from helpdesk.api.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.serializers import ReplyPublicOut, TicketListQuery, TicketSummaryOut
-from tickets.models import Priority
+from tickets.models import Priority, StatusCategory
 
 
 class PanelStatusOut(serializers.Serializer):
     id = serializers.UUIDField()
     nome = serializers.CharField(source="name")
-    categoria = serializers.CharField(source="category")
+    categoria = serializers.ChoiceField(source="category", choices=StatusCategory.choices)
     cor = serializers.CharField(source="color")
 
 

@@ -33,17 +33,17 @@ from tickets.services import (
 )
 
 TAGS = ["Painel: tickets"]
+TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 
 class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_tickets_list",
         tags=TAGS,
+        description="Tickets da organização, com notas internas (`interna`), do mais novo ao mais antigo.",
         parameters=[PanelTicketListQuery],
-        responses={
-            200: envelope("TicketsDoPainelListados", page_of("PaginaTicketDoPainel", PanelTicketOut)),
-            **errors(401, 403, 422, 429),
-        },
+        responses={200: envelope("TicketsDoPainelListados", page_of("PaginaTicketDoPainel", PanelTicketOut))},
     )
     def list(self, request):
         query = PanelTicketListQuery.from_request(request)
@@ -55,7 +55,11 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_tickets_retrieve",
         tags=TAGS,
-        responses={200: envelope("TicketDoPainel", PanelTicketOut), **errors(401, 403, 404, 429)},
+        description="Um ticket com toda a conversa, notas internas incluídas.",
+        responses={
+            200: envelope("TicketDoPainel", PanelTicketOut),
+            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
     )
     def retrieve(self, request, id):
         row = ticket_row_panel(organization=self.organization, ticket_id=id)
@@ -64,8 +68,23 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_tickets_update",
         tags=TAGS,
+        description=(
+            "Muda status, atendente e prioridade; campos ausentes ficam como estão e `atendente_id: null` tira o "
+            "atendente. Entrar num status resolvido dispara `ticket.resolvido`."
+        ),
         request=PanelTicketUpdateIn,
-        responses={200: envelope("TicketAtualizado", PanelTicketOut), **errors(400, 401, 403, 404, 422, 429)},
+        responses={
+            200: envelope("TicketAtualizado", PanelTicketOut),
+            **errors(
+                404,
+                descriptions={
+                    404: (
+                        "Ticket não encontrado (campo `id`), status não encontrado (campo `status_id`) ou "
+                        "atendente não encontrado (campo `atendente_id`)."
+                    )
+                },
+            ),
+        },
     )
     def partial_update(self, request, id):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
@@ -77,8 +96,12 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_replies_create",
         tags=TAGS,
+        description="Resposta pública (dispara `ticket.resposta_publica`) ou nota interna (`interna: true`).",
         request=PanelReplyIn,
-        responses={201: envelope("RespostaDoAtendenteEnviada", PanelReplyOut), **errors(400, 401, 403, 404, 422, 429)},
+        responses={
+            201: envelope("RespostaDoAtendenteEnviada", PanelReplyOut),
+            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
     )
     @action(detail=True, methods=["post"], url_path="respostas")
     def replies(self, request, id):
@@ -91,10 +114,20 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_replies_update",
         tags=TAGS,
+        description=(
+            "Edita uma resposta ou nota do próprio atendente; um texto diferente dispara `ticket.resposta_editada`."
+        ),
         request=PanelReplyEditIn,
         responses={
             200: envelope("RespostaDoAtendenteAtualizada", PanelReplyOut),
-            **errors(400, 401, 403, 404, 422, 429),
+            **errors(
+                403,
+                404,
+                descriptions={
+                    403: "A resposta não é do atendente (campo `resposta`).",
+                    404: REPLY_NOT_FOUND,
+                },
+            ),
         },
     )
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
@@ -111,7 +144,8 @@ class PanelStatusViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_statuses_list",
         tags=TAGS,
-        responses={200: envelope("StatusListados", PanelStatusOut, many=True), **errors(401, 403, 429)},
+        description="Os status de ticket da organização.",
+        responses={200: envelope("StatusListados", PanelStatusOut, many=True)},
     )
     def list(self, request):
         statuses = status_list(organization=self.organization)

@@ -1,15 +1,23 @@
 """Partner API shapes: TicketPublico and RespostaPublica out, requests in."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from helpdesk.api.fields import EmailTextField, TextField
 from helpdesk.api.pagination import PageQuery
-from tickets.models import Priority, Reply, ReplyOrigin
+from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.services import RequesterData
+
+# Output serializers are the OpenAPI schema (and the oracle of tickets.api.output): `allow_null`
+# marks what can be null, choices are the enums. A docstring here would show in the schema.
 
 
 class BlankAsNullField(serializers.CharField):
     """Optional text the partner did not give is null, not ""."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
 
     def to_representation(self, value):
         return value or None
@@ -17,7 +25,7 @@ class BlankAsNullField(serializers.CharField):
 
 class StatusOut(serializers.Serializer):
     nome = serializers.CharField(source="name")
-    categoria = serializers.CharField(source="category")
+    categoria = serializers.ChoiceField(source="category", choices=StatusCategory.choices)
     cor = serializers.CharField(source="color")
 
 
@@ -28,14 +36,23 @@ class RequesterOut(serializers.Serializer):
     external_id = BlankAsNullField()
 
 
+class AuthorOut(serializers.Serializer):
+    # An agent's e-mail and external_id are always null: they are not the partner's business.
+    tipo = serializers.ChoiceField(choices=[("agente", "Atendente"), ("cliente", "Cliente")])
+    nome = serializers.CharField(allow_null=True)
+    email = serializers.CharField(allow_null=True)
+    external_id = serializers.CharField(allow_null=True)
+
+
 class ReplyPublicOut(serializers.Serializer):
     id = serializers.UUIDField()
     mensagem = serializers.CharField(source="body")
-    origem = serializers.CharField(source="origin")
+    origem = serializers.ChoiceField(source="origin", choices=ReplyOrigin.choices)
     editado = serializers.BooleanField(source="edited")
     autor = serializers.SerializerMethodField()
     criado_em = serializers.DateTimeField(source="created_at")
 
+    @extend_schema_field(AuthorOut)
     def get_autor(self, reply: Reply) -> dict:
         if reply.origin == ReplyOrigin.AGENT:
             agent = reply.author_agent
@@ -50,22 +67,21 @@ class ReplyPublicOut(serializers.Serializer):
         }
 
 
+# TicketPublico without respostas (also the ticket of a webhook payload).
 class TicketSummaryOut(serializers.Serializer):
-    """TicketPublico without respostas (also the ticket of a webhook payload)."""
-
     id = serializers.UUIDField()
-    numero = serializers.IntegerField(source="number")
+    numero = serializers.IntegerField(source="number", min_value=1)
     assunto = serializers.CharField(source="subject")
     descricao = serializers.CharField(source="description")
-    prioridade = serializers.CharField(source="priority")
-    canal_origem = serializers.CharField(source="channel")
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices)
+    canal_origem = serializers.ChoiceField(source="channel", choices=Channel.choices)
     status = StatusOut()
     solicitante = RequesterOut(source="requester")
     external_id = BlankAsNullField()
-    origem_sistema = serializers.CharField(source="source_system")
+    origem_sistema = serializers.ChoiceField(source="source_system", choices=Channel.choices)
     criado_em = serializers.DateTimeField(source="created_at")
     atualizado_em = serializers.DateTimeField(source="updated_at")
-    resolvido_em = serializers.DateTimeField(source="resolved_at")
+    resolvido_em = serializers.DateTimeField(source="resolved_at", allow_null=True)
 
 
 class TicketPublicOut(TicketSummaryOut):

@@ -1,7 +1,6 @@
 """Partner API v1: thin viewsets over tickets' services and selectors."""
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -26,16 +25,30 @@ AGENTS_PER_PAGE = 10
 AGENT_COLUMNS = ("id", "name", "avatar")
 TAGS = ["Parceiros v1"]
 
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    OpenApiParameter.HEADER,
+    description=(
+        "Torna a repetição segura: por 24 h, a mesma chave (por credencial) com o mesmo corpo devolve a primeira "
+        "resposta guardada (com `Idempotent-Replayed: true`); com outro corpo, 422 no campo `Idempotency-Key`; "
+        "enquanto a primeira ainda corre, 409."
+    ),
+)
+TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
+
 
 class TicketViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_tickets_list",
         tags=TAGS,
+        description=(
+            "Tickets da organização, do mais novo ao mais antigo. `busca` procura, sem diferenciar maiúsculas, "
+            "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro."
+        ),
         parameters=[TicketListQuery],
-        responses={
-            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut)),
-            **errors(401, 422, 429),
-        },
+        responses={200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut))},
     )
     def list(self, request):
         query = TicketListQuery.from_request(request)
@@ -47,11 +60,19 @@ class TicketViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_tickets_create",
         tags=TAGS,
+        description=(
+            "Cria um ticket em nome do solicitante, que vira um contato da organização (reaproveitado pelo "
+            "`external_id` do solicitante ou, sem ele, pelo e-mail)."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
         request=TicketCreateIn,
         responses={
-            201: envelope("TicketCriado", TicketPublicOut),
-            200: OpenApiResponse(envelope("TicketExistente", TicketPublicOut), description="Mesmo external_id."),
-            **errors(400, 401, 413, 422, 429),
+            201: OpenApiResponse(envelope("TicketCriado", TicketPublicOut), description="Ticket criado."),
+            200: OpenApiResponse(
+                envelope("TicketExistente", TicketPublicOut),
+                description="A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado.",
+            ),
+            **errors(409, descriptions={409: "Requisição com o mesmo Idempotency-Key ainda em andamento."}),
         },
     )
     def create(self, request):
@@ -66,7 +87,11 @@ class TicketViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_tickets_retrieve",
         tags=TAGS,
-        responses={200: envelope("TicketEncontrado", TicketPublicOut), **errors(401, 404, 429)},
+        description="Um ticket com as suas respostas públicas (notas internas nunca aparecem).",
+        responses={
+            200: envelope("TicketEncontrado", TicketPublicOut),
+            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
     )
     def retrieve(self, request, id):
         row = ticket_row_public(organization=self.organization, ticket_id=id)
@@ -75,8 +100,23 @@ class TicketViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_tickets_replies_create",
         tags=TAGS,
+        description=(
+            "Responde como o cliente (o contato do ticket). Um ticket aguardando o cliente ou resolvido volta a "
+            "aberto; num ticket fechado, 409. Nenhum webhook é disparado."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
         request=ReplyIn,
-        responses={201: envelope("RespostaEnviada", ReplyPublicOut), **errors(400, 401, 404, 409, 413, 422, 429)},
+        responses={
+            201: envelope("RespostaEnviada", ReplyPublicOut),
+            **errors(
+                404,
+                409,
+                descriptions={
+                    404: TICKET_NOT_FOUND,
+                    409: "Ticket fechado (campo `status`), ou requisição com o mesmo Idempotency-Key em andamento.",
+                },
+            ),
+        },
     )
     @action(detail=True, methods=["post"], url_path="respostas")
     def replies(self, request, id):
@@ -90,8 +130,19 @@ class TicketViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_tickets_replies_update",
         tags=TAGS,
+        description="Edita uma resposta enviada pela API (por qualquer chave da organização); `editado` passa a true.",
         request=ReplyIn,
-        responses={200: envelope("RespostaAtualizada", ReplyPublicOut), **errors(400, 401, 403, 404, 422, 429)},
+        responses={
+            200: envelope("RespostaAtualizada", ReplyPublicOut),
+            **errors(
+                403,
+                404,
+                descriptions={
+                    403: "A resposta é de um atendente, não foi enviada pela API (campo `resposta`).",
+                    404: REPLY_NOT_FOUND,
+                },
+            ),
+        },
     )
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, id, resposta):
@@ -109,7 +160,14 @@ class AgentOut(serializers.Serializer):
     nome = serializers.CharField(source="name")
     avatar_url = serializers.SerializerMethodField()
 
-    @extend_schema_field(OpenApiTypes.URI)
+    @extend_schema_field(
+        {
+            "type": "string",
+            "format": "uri",
+            "nullable": True,
+            "description": "URL assinada, válida por cerca de 30 minutos; null quando o atendente não tem foto.",
+        }
+    )
     def get_avatar_url(self, agent) -> str | None:
         return avatar_url(self.context["request"], agent.pk, agent.avatar.name)
 
@@ -122,8 +180,9 @@ class AgentViewSet(PartnerViewSet):
     @extend_schema(
         operation_id="v1_agents_list",
         tags=TAGS,
+        description="Atendentes ativos da organização, por nome, 10 por página.",
         parameters=[PageQuery],
-        responses={200: envelope("AtendentesListados", page_of("PaginaAtendente", AgentOut)), **errors(401, 422, 429)},
+        responses={200: envelope("AtendentesListados", page_of("PaginaAtendente", AgentOut))},
     )
     def list(self, request):
         agents = agent_list_active(organization=self.organization)

@@ -1,0 +1,24 @@
+"""Deployment checks: settings that work on one machine and break, or open a hole, in production.
+
+Django runs them in every management command; config/startup.py runs them when the web server,
+a worker or beat starts, so a misconfigured process refuses to start instead of serving.
+"""
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+
+@register(deploy=False)
+def keys_from_the_environment_with_a_shared_database(app_configs, **kwargs):
+    shared_database = settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3"
+    if shared_database and not settings.DEBUG and not settings.KEYS_FROM_ENVIRONMENT:
+        return [
+            Error(
+                "SECRET_KEY and JWT_SIGNING_KEY must come from the environment with a shared database.",
+                hint="A key generated into DATA_DIR belongs to one machine: sessions, signed links and panel "
+                "tokens made on one would fail on another. Set both, the same on every machine "
+                "(docs/operations.md, 'Keys and secrets').",
+                id="helpdesk.E001",
+            )
+        ]
+    return []

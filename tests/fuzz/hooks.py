@@ -1,0 +1,330 @@
+"""Schemathesis hooks of the contract fuzzing (tests/fuzz/test_contract_fuzz.py).
+
+`schemathesis run` loads this module (the `hooks` of tests/fuzz/schemathesis.toml). What the test
+seeded in the running stack comes in the JSON file named by HELPDESK_FUZZ_FIXTURES; every call is
+logged, one JSON line each, to HELPDESK_FUZZ_LOG for the test's own assertions.
+
+- Authentication: organization A's partner key on the partner API, a panel JWT of A's admin
+  (logged in here, again every 10 minutes and on a 401) on the panel APIs.
+- Realistic ids: in the generated phases, most path ids are swapped for ids seeded in
+  organization A (to reach past the 404s) or in organization B (whose answer must be the 404 of
+  an id that does not exist); the stateful phase keeps the ids its links carry.
+- Realistic values in valid bodies: A's admin on login, real refresh tokens on refresh and
+  logout, a public webhook URL, A's (or B's) statuses and agents on a ticket update.
+- Guards: nothing revokes the key or deletes/changes the webhook the run relies on (such a
+  request goes to an id that does not exist instead).
+- Checks of our own: the exact envelope, and tenancy.
+- Two failure filters for what a schema cannot say (see `filter_failure`).
+"""
+
+import hashlib
+import json
+import os
+import threading
+import uuid
+from pathlib import Path
+
+import jsonschema
+import requests
+import schemathesis
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import TestPhase
+from schemathesis.generation.modes import GenerationMode
+
+FIXTURES = json.loads(Path(os.environ["HELPDESK_FUZZ_FIXTURES"]).read_text())
+LOG = Path(os.environ["HELPDESK_FUZZ_LOG"])
+FILTERED_LOG = LOG.with_name("filtered.jsonl")
+BASE_URL = FIXTURES["base_url"]
+
+# Operation label -> {"a": [path parameters...], "b": [...]}: ids seeded in each organization.
+POOLS: dict[str, dict[str, list[dict]]] = FIXTURES["paths"]
+OTHER_ORGANIZATION_IDS: set[str] = set(FIXTURES["other_organization_ids"])
+# Operation label -> ids the run relies on: such a request is sent to an id that does not exist.
+PROTECTED: dict[str, dict[str, list[str]]] = FIXTURES["protected"]
+
+SHARE_OF_OWN_IDS = 50  # percent of generated cases sent with organization A's ids
+SHARE_OF_OTHER_IDS = 15  # then with organization B's ids; the rest keep the generated ids
+
+
+def _draw(*parts) -> bytes:
+    """A deterministic draw from a case's generated values, so a case shrinks and replays the same."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).digest()
+
+
+def _bearer(case, token: str) -> None:
+    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+
+
+@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path_regex=r"^/api/v1/(tickets.*|atendentes)$")
+class PartnerKey:
+    def get(self, case, context):
+        return FIXTURES["partner_key"]
+
+    def set(self, case, data, context):
+        _bearer(case, data)
+
+
+@schemathesis.auth(refresh_interval=600).apply_to(path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status)(/.*)?$")
+class PanelToken:
+    """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
+
+    def get(self, case, context):
+        response = requests.post(f"{BASE_URL}/api/auth/login", json=FIXTURES["admin"], timeout=30)
+        response.raise_for_status()
+        return response.json()["data"]["access_token"]
+
+    def set(self, case, data, context):
+        _bearer(case, data)
+
+
+def _phase(case) -> TestPhase | None:
+    return case.meta.phase.name if case.meta is not None else None
+
+
+def _is_positive(case) -> bool:
+    return case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    label = case.operation.label
+    if _phase(case) != TestPhase.STATEFUL:
+        _use_seeded_ids(label, case)
+        if _is_positive(case):
+            _use_seeded_body_values(label, case)
+    protected = PROTECTED.get(label, {})
+    for name, ids in protected.items():
+        if (case.path_parameters or {}).get(name) in ids:
+            case.path_parameters = {**case.path_parameters, name: str(uuid.uuid4())}
+
+
+def _use_seeded_ids(label: str, case) -> None:
+    pools = POOLS.get(label)
+    if not pools or not case.path_parameters:
+        return
+    draw = _draw(label, case.path_parameters, case.query, case.body if isinstance(case.body, dict | list) else None)
+    share = draw[0] * 100 // 256
+    if share < SHARE_OF_OWN_IDS:
+        pool = pools["a"]
+    elif share < SHARE_OF_OWN_IDS + SHARE_OF_OTHER_IDS:
+        pool = pools["b"]
+    else:
+        return
+    case.path_parameters = {**case.path_parameters, **pool[draw[1] % len(pool)]}
+
+
+_refresh_tokens = list(FIXTURES["refresh_tokens"])
+_refresh_lock = threading.Lock()
+
+
+def _use_seeded_body_values(label: str, case) -> None:
+    """Positive bodies only, and only values already valid: the case stays as valid as it was."""
+    key = (case.headers or {}).get("Idempotency-Key")
+    if isinstance(key, str) and _draw(label, key, case.body)[0] < 180:
+        # Mostly a key of its own (a retry with the same key and body replays, another body is a 422).
+        case.headers = {**case.headers, "Idempotency-Key": f"{key[:200]}-{uuid.uuid4().hex}"}
+    body = case.body
+    seeded = BODY_VALUES.get(label)
+    if seeded is not None and isinstance(body, dict):
+        case.body = {**body, **seeded(body, _draw(label, body))}
+
+
+def _login(body: dict, draw: bytes) -> dict:
+    return FIXTURES["admin"] if draw[0] < 40 else {}
+
+
+def _refresh(body: dict, draw: bytes) -> dict:
+    with _refresh_lock:
+        if draw[0] < 40 and _refresh_tokens:
+            return {"refresh_token": _refresh_tokens.pop()}
+    return {}
+
+
+def _logout(body: dict, draw: bytes) -> dict:
+    # Logging out twice with one token is a 200 too: a pool of its own, reused.
+    pool = FIXTURES["logout_tokens"]
+    return {"refresh_token": pool[draw[1] % len(pool)]} if draw[0] < 40 else {}
+
+
+def _webhook(body: dict, draw: bytes) -> dict:
+    # A made-up host never resolves here (tests/fuzz/offline_wsgi.py): most valid bodies get a
+    # public address instead. Nothing is ever delivered to it (the worker is stopped).
+    if isinstance(body.get("url"), str) and draw[0] < 160:
+        return {"url": f"{FIXTURES['public_url']}/{draw[1:5].hex()}"}
+    return {}
+
+
+def _ticket_update(body: dict, draw: bytes) -> dict:
+    # Mostly A's statuses and agents (a 200), some of B's (a 404, like an id that does not exist).
+    values = FIXTURES["ticket_update_values"]
+    changes = {}
+    for position, field in enumerate(("status_id", "atendente_id")):
+        if _is_uuid(body.get(field)) and draw[position] < 200:
+            pool = values[field]["a" if draw[position] < 160 else "b"]
+            changes[field] = pool[draw[position + 2] % len(pool)]
+    return changes
+
+
+BODY_VALUES = {
+    "POST /api/auth/login": _login,
+    "POST /api/auth/refresh": _refresh,
+    "POST /api/auth/logout": _logout,
+    "POST /api/webhooks": _webhook,
+    "PATCH /api/webhooks/{id}": _webhook,
+    "PATCH /api/tickets/{id}": _ticket_update,
+}
+
+
+def _is_uuid(value) -> bool:
+    try:
+        uuid.UUID(value)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+# --- checks -------------------------------------------------------------------
+
+SUCCESS_KEYS = {"success", "message", "data", "errors"}
+ERROR_KEYS = {"success", "message", "status", "data", "errors"}
+VALIDATION_KEYS = {"success", "message", "errors"}
+
+
+@schemathesis.check
+def envelope(ctx, response, case):
+    """Every JSON answer is exactly one of the three envelopes, whatever the schema allows beside."""
+    if case.operation.label == "GET /api/v1/atendentes/avatar/{token}" and response.status_code == 200:
+        return None  # the image itself
+    body = json.loads(response.content)
+    assert isinstance(body, dict), f"not an envelope: {body!r}"
+    status = response.status_code
+    if status < 400:
+        assert set(body) == SUCCESS_KEYS and body["success"] is True and body["errors"] == [], body
+    elif set(body) == VALIDATION_KEYS:
+        assert status == 422 and body["success"] is False and body["message"] == "Erro de validação", body
+        assert body["errors"] and all(isinstance(v, list) and v for v in body["errors"].values()), body
+    else:
+        assert set(body) == ERROR_KEYS, body
+        assert body["success"] is False and body["status"] == status and body["data"] is None, body
+        assert set(body["errors"]) == {"field", "message"}, body
+    return None
+
+
+def _other_organization_ids_in(case) -> list[str]:
+    values = list((case.path_parameters or {}).values())
+    if _is_positive(case) and isinstance(case.body, dict):
+        values += [case.body.get("status_id"), case.body.get("atendente_id")]
+    return [value for value in values if value in OTHER_ORGANIZATION_IDS]
+
+
+def _error_fields(response) -> set[str]:
+    body = json.loads(response.content)
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not isinstance(errors, dict):
+        return set()
+    return {errors["field"]} if "field" in errors else set(errors)
+
+
+@schemathesis.check
+def tenancy(ctx, response, case):
+    """An id of another organization answers exactly as an id that does not exist: 404, never 2xx or 403."""
+    if not _other_organization_ids_in(case) or response.request.method != case.operation.method.upper():
+        return None  # an undocumented method is refused before any lookup (405)
+    status = response.status_code
+    # Answered before any lookup: authentication, an unreadable body, the Idempotency-Key claim.
+    early = status in (400, 401, 413, 415) or (status in (409, 422) and _error_fields(response) == {"Idempotency-Key"})
+    assert status == 404 or early, f"an id of organization B answered {status}, not 404: {response.content[:300]!r}"
+    return None
+
+
+# --- failures a schema cannot express -------------------------------------------
+
+# Field -> the only messages that may refuse a schema-valid request on it: rules about stored state
+# or about the world, which a schema cannot say (each is in the description of its operation or field).
+SEMANTIC_REJECTIONS = {
+    # The 11th webhook of an organization.
+    "webhook": ("Limite de 10 webhooks por organização atingido.",),
+    # The 21st active API key of an organization (API_KEYS_PER_ORGANIZATION's default).
+    "credencial": ("Limite de 20 credenciais ativas por organização atingido. Revogue uma antes.",),
+    # An Idempotency-Key reused with another body.
+    "Idempotency-Key": ("Esta chave já foi usada com outra requisição.",),
+    # A webhook URL whose host does not resolve, or not only to public addresses.
+    "url": ("Não foi possível resolver o host da URL.", "O host da URL deve resolver apenas para endereços públicos."),
+}
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Drops two kinds of failure, and only these:
+
+    - a schema-valid request refused (ST202) with a 422 whose every field error is one of
+      SEMANTIC_REJECTIONS;
+    - a schema-violating body accepted because the service trims text before validating, as
+      the fields' descriptions say (ST201 whose body is valid once its strings are trimmed).
+
+    Each dropped failure is written to filtered.jsonl beside the call log.
+    """
+    keep = True
+    if failure.code == "ST202" and response.status_code == 422:
+        errors = json.loads(response.content)["errors"]
+        keep = not (errors and all(_semantic(field, messages) for field, messages in errors.items()))
+    elif failure.code == "ST201":
+        keep = not _valid_once_trimmed(case)
+    if not keep:
+        _write(FILTERED_LOG, {**_entry(case, response), "failure": failure.code, "body": repr(case.body)[:300]})
+    return keep
+
+
+def _semantic(field: str, messages: list[str]) -> bool:
+    return len(messages) == 1 and messages[0] in SEMANTIC_REJECTIONS.get(field, ())
+
+
+def _trimmed(value):
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return {key: _trimmed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trimmed(item) for item in value]
+    return value
+
+
+def _valid_once_trimmed(case) -> bool:
+    components = case.meta.components if case.meta else {}
+    negative = [location for location, info in components.items() if info.mode.is_negative]
+    if negative != [ParameterLocation.BODY] or not isinstance(case.body, dict | list):
+        return False
+    body = case.operation.get_body_for_media_type("application/json")
+    trimmed = _trimmed(case.body)
+    if body is None or trimmed == case.body:
+        return False
+    validator = jsonschema.validators.validator_for(body.validation_schema)
+    return validator(body.validation_schema, format_checker=validator.FORMAT_CHECKER).is_valid(trimmed)
+
+
+# --- the call log -----------------------------------------------------------------
+
+_log_lock = threading.Lock()
+
+
+def _entry(case, response) -> dict:
+    components = case.meta.components if case.meta else {}
+    return {
+        "operation": case.operation.label,
+        "status": response.status_code,
+        "phase": str(_phase(case) or ""),
+        "negative": sorted(str(location.value) for location, info in components.items() if info.mode.is_negative),
+        "authorization": "Authorization" in response.request.headers,
+        "other_organization": bool(_other_organization_ids_in(case)),
+        "answer": response.content[:200].decode(errors="replace") if response.status_code in (401, 422) else "",
+    }
+
+
+def _write(path: Path, entry: dict) -> None:
+    with _log_lock, path.open("a") as log:
+        log.write(json.dumps(entry) + "\n")
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    _write(LOG, _entry(case, response))

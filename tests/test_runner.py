@@ -1,0 +1,65 @@
+"""`make run`'s runner (config.runner): the Procfile, as written, under supervisord."""
+
+import configparser
+from pathlib import Path
+
+from django.conf import settings
+
+from config import runner
+
+ROOT = Path(settings.BASE_DIR)
+
+
+def _parsed(text: str) -> configparser.ConfigParser:
+    # supervisord's own reading of %: %(name)s expands, %% is a percent sign.
+    parser = configparser.ConfigParser(interpolation=configparser.BasicInterpolation())
+    parser.read_string(text)
+    return parser
+
+
+def test_every_procfile_line_is_a_program_restarted_when_it_dies(tmp_path):
+    processes = runner.read_procfile(ROOT / "Procfile")
+
+    config = _parsed(runner.supervisord_config(processes, tmp_path))
+
+    programs = {
+        section.removeprefix("program:"): config[section] for section in config if section.startswith("program:")
+    }
+    assert list(programs) == ["web", "worker", "beat"]
+    for name, program in programs.items():
+        assert program["command"] == f"/bin/sh -c 'exec {processes[name]}'"
+        assert program["directory"] == str(ROOT)
+        assert (program["autostart"], program["autorestart"]) == ("true", "true")
+        # TERM to the process itself (gunicorn and Celery stop gracefully), the whole group killed only
+        # when it does not stop in time.
+        assert (program["stopsignal"], program["killasgroup"]) == ("TERM", "true")
+        assert "stopasgroup" not in program
+        assert program["stdout_logfile"] == "/dev/stdout"
+    assert config["eventlistener:alarm"]["events"] == "PROCESS_STATE_FATAL"
+    assert config["supervisord"]["nodaemon"] == "true"
+
+
+def test_make_run_runs_the_procfile_with_this_runner():
+    makefile = (ROOT / "Makefile").read_text()
+
+    assert "$(PY) -m config.runner" in makefile
+    assert "honcho start" not in makefile
+
+
+def test_a_command_reaches_the_shell_exactly_as_the_procfile_writes_it(tmp_path):
+    command = """printf '%s 100%% "quoted" it'"'"'s\\n' ok"""
+
+    config = _parsed(runner.supervisord_config({"odd": command}, tmp_path))
+
+    assert config["program:odd"]["command"] == "/bin/sh -c " + runner.shlex.quote("exec " + command)
+
+
+def test_the_control_socket_stays_within_the_length_a_unix_address_allows(tmp_path):
+    deep = tmp_path / ("d" * 120)
+
+    config = _parsed(runner.supervisord_config({"web": "true"}, deep))
+
+    socket = config["unix_http_server"]["file"]
+    assert len(socket) < 100
+    assert config["supervisorctl"]["serverurl"] == f"unix://{socket}"
+    assert config["unix_http_server"]["password"] == config["supervisorctl"]["password"]
