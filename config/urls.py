@@ -19,7 +19,7 @@ urlpatterns = [
     path("api/", include("integrations.api.urls")),
     path("api/", include("tickets.api.panel_urls")),
     # Anything else under /api/ is a 404 envelope, never an HTML page.
-    re_path(r"^api(/|$)", api_route_not_found, name="api_route_not_found"),
+    re_path(r"^api(/|$)", api_route_not_found),
 ]
 
 handler400 = "helpdesk.api.views.handler400"

@@ -13,7 +13,7 @@ import logging.config
 
 import structlog
 
-from helpdesk.middleware import route_of
+from helpdesk.routes import route_of
 
 # Added to every line, from structlog or from the standard library.
 _SHARED_PROCESSORS = [

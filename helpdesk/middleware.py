@@ -3,47 +3,23 @@
 import re
 import time
 import uuid
-from functools import lru_cache
 
 import structlog
-from django.conf import settings
 from django.utils.functional import SimpleLazyObject, empty
+
+from helpdesk.routes import route_of
 
 logger = structlog.get_logger("helpdesk.requests")
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # A caller's id is kept only when it cannot break a log line or smuggle anything into one.
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-UNMATCHED = "<unmatched>"
-
-_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
-_CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 
 def request_id_of(request) -> str:
     """The caller's X-Request-ID when it is a sane value, else a new one."""
     given = request.headers.get(REQUEST_ID_HEADER, "")
     return given if _SANE_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
-
-
-@lru_cache(maxsize=256)
-def route_template(route: str) -> str:
-    """A resolver's route as the API contract writes paths: `/api/v1/tickets/{id}`, whether the
-    route came from path() (`<uuid:id>`) or from a DRF router's regex (`^tickets/(?P<id>[^/.]+)$`)."""
-    route = _CONVERTER.sub(r"{\1}", _NAMED_GROUP.sub(r"{\1}", route))
-    return "/" + route.replace("^", "").replace("$", "")
-
-
-def route_of(request) -> str:
-    """The route pattern that answered, never the raw path (which can carry ids and signed tokens)."""
-    match = request.resolver_match
-    if match is None:
-        if request.path_info.startswith(settings.STATIC_URL):
-            return f"{settings.STATIC_URL}{{path}}"  # served by WhiteNoise before URL resolution
-        return UNMATCHED
-    if match.url_name == "api_route_not_found":  # the catch-all that answers unknown /api paths
-        return UNMATCHED
-    return route_template(match.route)
 
 
 def caller_of(request) -> dict:
