@@ -17,6 +17,8 @@ $(VENV)/.installed: requirements.lock
 
 setup: $(VENV)/.installed
 
+# Readable log lines on the terminal (production's default is JSON lines); LOG_FORMAT=json make run for those.
+run: export LOG_FORMAT ?= console
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0

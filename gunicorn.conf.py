@@ -8,6 +8,9 @@ the local cache. docs/operations.md explains each variable.
 
 import multiprocessing
 import os
+import re
+
+from gunicorn.glogging import Logger
 
 shared_cache = bool(os.environ.get("REDIS_URL"))
 
@@ -27,9 +30,28 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
 keepalive = 5
 
-# The access log: never %(u)s, the HTTP Basic user, which is a partner's whole API key.
-accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "true").lower() in ("1", "true", "yes") else None
+# The application logs one structured line per request (helpdesk/middleware.py), so gunicorn's
+# access log is off unless WEB_ACCESS_LOG asks for it; it never has %(u)s, the HTTP Basic user,
+# which is a partner's whole API key.
+accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "false").lower() in ("1", "true", "yes") else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+# A signed agent-photo URL carries its credential in the path: the access log writes it without.
+_SIGNED_PHOTO_PATH = re.compile(r"(/api/v1/atendentes/avatar/)[^/?\s]+")
+
+
+class AccessLogger(Logger):
+    """gunicorn's logger; the path of a signed photo URL is written with `{token}` for its token."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        for name in ("U", "r"):
+            if atoms.get(name):
+                atoms[name] = _SIGNED_PHOTO_PATH.sub(r"\1{token}", atoms[name])
+        return atoms
+
+
+logger_class = AccessLogger
 
 # gunicorn's runtime control socket (one path per user, $HOME/.gunicorn/gunicorn.ctl): unused here,
 # and two servers of one user on one machine (web and `make bench`, tests) would share it.

@@ -4,9 +4,11 @@ import functools
 import os
 
 from celery import Celery
-from celery.signals import beat_init, task_postrun, task_prerun, worker_init
+from celery.signals import beat_init, setup_logging, task_failure, task_postrun, task_prerun, worker_init
 from celery.worker.consumer import Consumer as CeleryConsumer
 
+from helpdesk.logs import configure as configure_logging
+from helpdesk.logs import task_failure_log
 from helpdesk.metrics.worker import connect_worker_metrics
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -44,6 +46,18 @@ def _database_connections_around_a_task(**kwargs) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@setup_logging.connect(dispatch_uid="helpdesk.logging")
+def _logging_as_the_web_process(**kwargs) -> None:
+    """Worker and beat log through settings.LOGGING (JSON lines or console, helpdesk/logs.py),
+    not in Celery's own format; a receiver here also keeps Celery from taking over the root logger."""
+    from django.conf import settings
+
+    configure_logging(settings.LOGGING)
+
+
+task_failure.connect(task_failure_log, dispatch_uid="helpdesk.task_failure_log")
 
 
 @worker_init.connect(dispatch_uid="helpdesk.refuse_misconfigured_worker")

@@ -57,6 +57,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response, static files and early refusals included, gets its request id and log line.
+    "helpdesk.middleware.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "helpdesk.metrics.middleware.RequestMetricsMiddleware",  # counts and times every request (no query)
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -327,14 +329,30 @@ WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=10.0)
 # how long a worker that died holds the deliveries it was sending.
 WEBHOOK_LEASE = env.float("WEBHOOK_LEASE", default=6.0)
 
+# --- Logs (helpdesk/logs.py; docs/operations.md, "Logs") ----------------------
+# json: one JSON object a line (production); console: readable lines (`make run` sets it).
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+# Servers log to stdout; manage.py sets stderr, so a command's stdout stays its answer (--json).
+LOG_STREAM = env.str("LOG_STREAM", default="stdout")
+if LOG_STREAM not in ("stdout", "stderr"):
+    raise ValueError(f"LOG_STREAM must be stdout or stderr, not {LOG_STREAM!r}")
+LOGGING_CONFIG = "helpdesk.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"structured": {"()": "helpdesk.logs.formatter", "log_format": LOG_FORMAT}},
+    "filters": {"route_instead_of_path": {"()": "helpdesk.logs.RouteInsteadOfPath"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "structured", "stream": f"ext://sys.{LOG_STREAM}"}
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django.request": {
+            "handlers": ["console"],
+            "level": "ERROR",
+            "propagate": False,
+            "filters": ["route_instead_of_path"],
+        },
         # Two lines per task ("received", "succeeded") at hundreds of deliveries a second:
         # failures still show, and every delivery attempt is in the delivery log.
         "celery.worker.strategy": {"level": env.str("CELERY_TASK_LOG_LEVEL", default="WARNING")},

@@ -9,13 +9,13 @@ expires within WEBHOOK_LEASE seconds, and the dispatcher queues the delivery
 again, with the same id.
 """
 
-import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 
 import requests
+import structlog
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
@@ -32,7 +32,7 @@ from integrations.services import webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
-logger = logging.getLogger(__name__)
+logger = structlog.get_logger(__name__)
 
 RESPONSE_EXCERPT_BYTES = 1024
 DISPATCH_BATCH = 500
@@ -44,6 +44,8 @@ class AttemptOutcome:
     duration_ms: int
     error: str = ""
     response_excerpt: str = ""
+    # What went wrong, for the log: the class only (the message can quote the URL, which may hold a token).
+    error_class: str = ""
 
     @property
     def succeeded(self) -> bool:
@@ -171,14 +173,14 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
             # A short answer read to its end has already gone back to the pool: closing keeps it there.
             response.close()
     except (UnsafeWebhookUrl, InvalidIPAddress) as error:
-        return _failure(started, f"Endereço de destino não permitido: {error}")
-    except (requests.Timeout, _TooSlow, SoftTimeLimitExceeded):
-        return _failure(started, f"Tempo esgotado ({settings.WEBHOOK_TIMEOUT:g} s).")
+        return _failure(started, f"Endereço de destino não permitido: {error}", error)
+    except (requests.Timeout, _TooSlow, SoftTimeLimitExceeded) as error:
+        return _failure(started, f"Tempo esgotado ({settings.WEBHOOK_TIMEOUT:g} s).", error)
     except requests.RequestException as error:
-        return _failure(started, f"Falha de conexão: {type(error).__name__}: {error}"[:1000])
+        return _failure(started, f"Falha de conexão: {type(error).__name__}: {error}"[:1000], error)
     except Exception as error:  # the attempt is recorded whatever went wrong
-        logger.exception("webhook delivery %s failed unexpectedly", delivery.pk)
-        return _failure(started, f"Erro inesperado: {type(error).__name__}"[:1000])
+        logger.exception("webhook_delivery_unexpected_error", delivery_id=str(delivery.pk))
+        return _failure(started, f"Erro inesperado: {type(error).__name__}"[:1000], error)
     outcome_error = "" if 200 <= response.status_code < 300 else f"Resposta HTTP {response.status_code}."
     if 300 <= response.status_code < 400:
         outcome_error = f"Redirecionamento {response.status_code} não é seguido."
@@ -220,8 +222,10 @@ def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _failure(started: float, error: str) -> AttemptOutcome:
-    return AttemptOutcome(status_code=None, duration_ms=_elapsed_ms(started), error=error)
+def _failure(started: float, error: str, exception: BaseException) -> AttemptOutcome:
+    return AttemptOutcome(
+        status_code=None, duration_ms=_elapsed_ms(started), error=error, error_class=type(exception).__name__
+    )
 
 
 def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attempted_at) -> WebhookDelivery:
@@ -290,10 +294,29 @@ def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery 
     delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
     if delivery is None:
         return None
+    number = delivery.attempt_count + 1
     with keeper.holding(delivery.pk, delivery.attempt_count):
         attempted_at = timezone.now()
         outcome = delivery_send(delivery)
-        return delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+        recorded = delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+    _attempt_log(delivery=delivery, number=number, outcome=outcome, status=recorded.status)
+    return recorded
+
+
+def _attempt_log(*, delivery: WebhookDelivery, number: int, outcome: AttemptOutcome, status: str) -> None:
+    """One line per attempt: ids, event kind, the answer's status code or the error's class.
+    Never the URL (it may carry a token), the body, the signatures or the receiver's answer."""
+    (logger.info if outcome.succeeded else logger.warning)(
+        "webhook_delivery_attempt",
+        delivery_id=str(delivery.pk),
+        webhook_id=str(delivery.webhook_id),
+        event_kind=delivery.event.kind,
+        attempt=number,
+        status_code=outcome.status_code,
+        error_class=outcome.error_class or None,
+        duration_ms=outcome.duration_ms,
+        outcome=status,
+    )
 
 
 def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:

@@ -1,6 +1,9 @@
 """Fixtures shared by every test package: organizations, clients, rate limits and stubbed DNS."""
 
+import io
 import ipaddress
+import json
+import logging
 import os
 import socket
 import time
@@ -10,6 +13,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from helpdesk.logs import formatter
 from integrations import webhook_urls
 from tests.assertions import bearer_client, panel_client
 from tests.authorization import World, seed_tenant
@@ -174,3 +178,21 @@ def world(organization, other_organization, example_dns) -> World:
     """The authorization matrix's two organizations, seeded alike: A (`organization`, three tickets) is
     the one under attack, B (`other_organization`, two tickets) the caller."""
     return World(a=seed_tenant(organization, "acme", tickets=3), b=seed_tenant(other_organization, "globex"))
+
+
+@pytest.fixture
+def json_log(caplog):
+    """The lines the production (JSON) handler writes from now on, parsed; INFO and up.
+
+    Context variables (the request id) are merged when a line is written, as in production, so
+    lines are read from a real handler rather than from caplog's records."""
+    caplog.set_level(logging.INFO)
+    output = io.StringIO()
+    handler = logging.StreamHandler(output)
+    handler.setFormatter(formatter("json"))
+    loggers = [logging.getLogger(), logging.getLogger("django.request")]  # the second does not propagate
+    for logger in loggers:
+        logger.addHandler(handler)
+    yield lambda: [json.loads(line) for line in output.getvalue().splitlines()]
+    for logger in loggers:
+        logger.removeHandler(handler)

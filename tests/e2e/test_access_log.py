@@ -1,32 +1,18 @@
 """Partner keys never reach gunicorn's access log (finding 1 of the security review).
 
 gunicorn's default access log format has %(u)s, the HTTP Basic user name, and the contract's
-Basic form puts the whole key there (`Authorization: Basic base64(<key>:)`). gunicorn.conf.py
-logs without it; these tests fail if it ever comes back, or if an atom that carries the
-`Authorization` header does.
+Basic form puts the whole key there (`Authorization: Basic base64(<key>:)`). The application logs
+one line per request itself (helpdesk/middleware.py), so gunicorn.conf.py leaves the access log off
+unless WEB_ACCESS_LOG turns it on, and then logs without %(u)s; these tests fail if it is ever on by
+default, if %(u)s comes back, or if an atom that carries the `Authorization` header does.
 
 The end-to-end test starts the Procfile's `web:` command as it is written (gunicorn with
-gunicorn.conf.py), with PORT and DATA_DIR set to temporary values, and nothing else: not the
-session `stack` of conftest.py, whose gunicorn gets its own flags. It always runs on the embedded
-default (SQLite file in DATA_DIR, SQLite broker), also in CI's PostgreSQL run: DATABASE_URL,
-REDIS_URL and CELERY_BROKER_URL are removed from the child's environment. The access log is
-written by gunicorn around the application, whatever database answers the request, so a database
-of its own on PostgreSQL would add seconds and a clean-up and prove nothing more. REDIS_URL would
-also switch gunicorn.conf.py to sync workers; those write the access log through the same
-`Logger.access`, which the unit tests below exercise directly with the shipped format.
+gunicorn.conf.py) with the access log turned on, on the embedded default (tests/e2e/shipped.py).
 """
 
-import base64
-import json
 import os
 import re
 import runpy
-import shlex
-import signal
-import subprocess
-import sys
-import urllib.error
-import urllib.request
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -34,22 +20,10 @@ import pytest
 from gunicorn.config import Config
 from gunicorn.glogging import Logger
 
-from integrations.keys import DISPLAY_PREFIX_LENGTH, KEY_PREFIX, generate_key
-from tests.e2e.stack import ROOT, VENV_BIN, free_port, wait_for
+from integrations.keys import generate_key
+from tests.e2e.shipped import NOT_INHERITED, ShippedProcesses, basic, leaked_forms, status_of
+from tests.e2e.stack import ROOT
 
-# Variables that would make the child something other than the shipped web process: another
-# database or broker (see the module docstring), or gunicorn settings other than gunicorn.conf.py's
-# defaults (GUNICORN_CMD_ARGS is read by gunicorn itself and could set its own access_log_format).
-NOT_INHERITED = (
-    "DATABASE_URL",
-    "REDIS_URL",
-    "CELERY_BROKER_URL",
-    "REQUIRE_POSTGRES",
-    "GUNICORN_CMD_ARGS",
-    "WEB_ACCESS_LOG",
-    "WEB_CONCURRENCY",
-    "WEB_THREADS",
-)
 # Request headers whose value is a credential: a partner key, a panel token, an admin session.
 CREDENTIAL_HEADERS = {"authorization", "proxy-authorization", "cookie"}
 # A %-style atom as gunicorn formats it: %(name)s, also with flags, width or another conversion.
@@ -66,130 +40,12 @@ def _print_logs_on_failure():
 # --- the shipped web process ---------------------------------------------------------------------
 
 
-def procfile_web_command() -> list[str]:
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        name, separator, command = line.partition(":")
-        if separator and name.strip() == "web":
-            return shlex.split(command)
-    raise AssertionError("the Procfile has no web: process")
-
-
-def basic(key: str) -> str:
-    """The contract's Basic form: the key as user name, an empty password."""
-    return "Basic " + base64.b64encode(f"{key}:".encode()).decode()
-
-
-def status_of(port: int, path: str, authorization: str | None = None) -> int | None:
-    headers = {"Authorization": authorization} if authorization else {}
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as error:
-        return error.code
-    except (urllib.error.URLError, ConnectionError, OSError):
-        return None
-
-
-class WebProcess:
-    """The Procfile's `web:` on a DATA_DIR of its own, migrated, with one organization and key."""
-
-    def __init__(self, workdir):
-        self.port = free_port()
-        self.output = workdir / "web.log"
-        self.env = {name: value for name, value in os.environ.items() if name not in NOT_INHERITED}
-        self.env.update(
-            DATA_DIR=str(workdir / "data"),
-            PORT=str(self.port),
-            # As `make run` starts the runner: the virtualenv's gunicorn first on PATH.
-            PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            DJANGO_SETTINGS_MODULE="config.settings",
-            PYTHONUNBUFFERED="1",
-        )
-        self.process = None
-
-    def manage(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert result.returncode == 0, f"manage.py {' '.join(args)} failed:\n{result.stderr}"
-        return result.stdout
-
-    def create_key(self) -> str:
-        organization = json.loads(
-            self.manage(
-                "create_organization",
-                "--name",
-                "Access log",
-                "--admin-email",
-                "admin@access-log.test",
-                "--admin-password",
-                "Access-log-Senha-forte-123",
-                "--json",
-            )
-        )["organization_id"]
-        return json.loads(
-            self.manage("create_api_key", "--organization", organization, "--name", "access log", "--json")
-        )["key"]
-
-    def start(self) -> None:
-        command = procfile_web_command()
-        assert command == ["gunicorn", "config.wsgi", "--config", "gunicorn.conf.py"], (
-            f"the Procfile's web command changed ({command}): check that this test still starts it as shipped"
-        )
-        with open(self.output, "wb") as output:
-            self.process = subprocess.Popen(
-                command, cwd=ROOT, env=self.env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        wait_for(lambda: self._ready(), timeout=30, message="gunicorn answering /api/health")
-
-    def _ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"gunicorn exited with {self.process.returncode}:\n{self.read()}")
-        return status_of(self.port, "/api/health") == 200
-
-    def stop(self) -> str:
-        """Stops gunicorn (its log is complete once it has exited) and returns stdout + stderr."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
-        return self.read()
-
-    def read(self) -> str:
-        return self.output.read_text(errors="replace")
-
-
 @pytest.fixture
 def web(tmp_path):
-    process = WebProcess(tmp_path)
-    process.manage("migrate", "--noinput")
-    yield process
-    process.stop()
-
-
-def leaked_forms(output: str, key: str) -> list[str]:
-    """The forms of `key` found in `output`: whole, its secret part, 12 characters of that part
-    in a row (a truncated key), the base64 of the Basic credential (padded or not)."""
-    secret = key[DISPLAY_PREFIX_LENGTH:]  # the 12-character prefix is stored and listed, the rest is not
-    credential = base64.b64encode(f"{key}:".encode()).decode()
-    forms = {
-        "the whole key": key in output,
-        f"the part after {KEY_PREFIX}": key[len(KEY_PREFIX) :] in output,
-        "the secret part after the stored prefix": secret in output,
-        "12 characters of the secret part": any(secret[i : i + 12] in output for i in range(len(secret) - 11)),
-        "base64 of key:": credential in output,
-        "base64 of key: without padding": credential.rstrip("=") in output,
-    }
-    return [name for name, found in forms.items() if found]
+    processes = ShippedProcesses(tmp_path, WEB_ACCESS_LOG="true")
+    processes.manage("migrate", "--noinput")
+    yield processes
+    processes.stop()
 
 
 def test_partner_keys_never_reach_the_access_log_of_the_shipped_web_process(web):
@@ -202,7 +58,7 @@ def test_partner_keys_never_reach_the_access_log_of_the_shipped_web_process(web)
     assert status_of(web.port, TICKETS, basic(wrong_key)) == 401
     output = web.stop()
 
-    # The access log is on and has these three requests: the test cannot pass with logging off.
+    # The access log (turned on here) has these three requests: the test cannot pass with it off.
     statuses = sorted(re.findall(rf'"GET {re.escape(TICKETS)} HTTP/1\.1" (\d{{3}})', output))
     assert statuses == ["200", "200", "401"], f"the access log lacks the partner requests:\n{output}"
     for secret in (key, wrong_key):
@@ -235,8 +91,14 @@ def credential_atoms(log_format: str) -> list[str]:
     return found
 
 
-def test_the_access_log_is_on_with_a_format_that_has_no_credential_atom(shipped_config):
-    assert shipped_config["accesslog"] == "-"
+def test_the_access_log_is_off_by_default_and_on_only_when_asked(shipped_config, monkeypatch):
+    assert shipped_config["accesslog"] is None
+    for value, accesslog in (("true", "-"), ("1", "-"), ("false", None)):
+        monkeypatch.setenv("WEB_ACCESS_LOG", value)
+        assert runpy.run_path(str(ROOT / "gunicorn.conf.py"))["accesslog"] == accesslog
+
+
+def test_the_access_log_format_has_no_credential_atom(shipped_config):
     log_format = shipped_config["access_log_format"]
     assert ATOM.findall(log_format), "the access log format has no atom at all"
     assert credential_atoms(log_format) == []
@@ -256,24 +118,22 @@ def test_the_credential_atom_check_catches_the_user_and_the_authorization_header
     assert credential_atoms(log_format) != []
 
 
-@pytest.mark.parametrize("scheme", ["basic", "bearer"])
-def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_config, tmp_path, scheme):
-    """The shipped format rendered by gunicorn's Logger.access for a partner request."""
-    key = generate_key()
-    authorization = basic(key) if scheme == "basic" else f"Bearer {key}"
+def access_line(shipped_config, tmp_path, path: str, authorization: str) -> str:
+    """What the shipped logger class writes, in the shipped format, for a GET of `path`."""
     config = Config()
     config.set("accesslog", str(tmp_path / "access.log"))
     config.set("errorlog", os.devnull)
     config.set("access_log_format", shipped_config["access_log_format"])
-    logger = Logger(config)
+    logger = shipped_config["logger_class"](config)
+    assert isinstance(logger, Logger)
     try:
         logger.access(
             SimpleNamespace(status="200 OK", sent=2, headers=[("Content-Type", "application/json")]),
             SimpleNamespace(headers=[("HOST", "127.0.0.1"), ("AUTHORIZATION", authorization)]),
             {
                 "REQUEST_METHOD": "GET",
-                "RAW_URI": TICKETS,
-                "PATH_INFO": TICKETS,
+                "RAW_URI": path,
+                "PATH_INFO": path,
                 "QUERY_STRING": "",
                 "SERVER_PROTOCOL": "HTTP/1.1",
                 "REMOTE_ADDR": "127.0.0.1",
@@ -286,6 +146,27 @@ def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_conf
             for handler in [handler for handler in log.handlers if getattr(handler, "_gunicorn", False)]:
                 log.removeHandler(handler)
                 handler.close()
-    written = (tmp_path / "access.log").read_text()
+    return (tmp_path / "access.log").read_text()
+
+
+@pytest.mark.parametrize("scheme", ["basic", "bearer"])
+def test_gunicorns_own_logger_writes_no_key_with_the_shipped_format(shipped_config, tmp_path, scheme):
+    """The shipped format rendered by the shipped logger class's access() for a partner request."""
+    key = generate_key()
+    authorization = basic(key) if scheme == "basic" else f"Bearer {key}"
+
+    written = access_line(shipped_config, tmp_path, TICKETS, authorization)
+
     assert f'"GET {TICKETS} HTTP/1.1" 200' in written
     assert leaked_forms(written, key) == [], written
+
+
+def test_a_signed_photo_url_is_logged_without_its_token(shipped_config, tmp_path):
+    """The token of /api/v1/atendentes/avatar/<token> is a credential, valid for 30 minutes."""
+    token = ".eJwNyjsSwjAMBcC7qEbEH0WWuM2zbNNlGGBoGO5Ott4vgW4UrUzkapzKChadha1oZVftrbWRo4MudJwVH7zx:1xVEOw:Jqapfov"
+
+    written = access_line(shipped_config, tmp_path, f"/api/v1/atendentes/avatar/{token}", "")
+
+    assert '"GET /api/v1/atendentes/avatar/{token} HTTP/1.1" 200' in written
+    for part in token.split(":"):
+        assert part not in written

@@ -3,6 +3,7 @@
 import hashlib
 import hmac
 import json
+import logging
 from datetime import timedelta
 
 import pytest
@@ -723,3 +724,124 @@ def test_a_receiver_trickling_its_answer_past_the_timeout_is_a_failure(http, clo
     assert result.status == "pendente"
     assert len(slow.raw.reads) < 20  # it gave up at the deadline, not after 1024 reads
     assert slow.closed is True
+
+
+# --- The attempt's log line --------------------------------------------------------------------
+
+
+@pytest.fixture
+def attempt_lines(caplog):
+    """The `webhook_delivery_attempt` lines, as (level, event dict)."""
+    caplog.set_level(logging.INFO, logger="integrations.delivery")
+
+    def lines() -> list[tuple[str, dict]]:
+        return [
+            (record.levelname, record.msg)
+            for record in caplog.records
+            if isinstance(record.msg, dict) and record.msg.get("event") == "webhook_delivery_attempt"
+        ]
+
+    return lines
+
+
+def without_timestamp(line: dict) -> dict:
+    assert line.pop("timestamp")
+    return line
+
+
+def test_each_attempt_logs_one_line_with_its_ids_kind_number_status_and_duration(
+    delivery, webhook, http, attempt_lines
+):
+    http.respond(FakeResponse(200, b'{"recebido":true}'))
+
+    attempt(delivery)
+
+    [(level, line)] = attempt_lines()
+    assert level == "INFO"
+    assert without_timestamp(line) == {
+        "event": "webhook_delivery_attempt",
+        "logger": "integrations.delivery",
+        "level": "info",
+        "delivery_id": str(delivery.pk),
+        "webhook_id": str(webhook.pk),
+        "event_kind": "ticket.resposta_publica",
+        "attempt": 1,
+        "status_code": 200,
+        "error_class": None,
+        "duration_ms": 250,
+        "outcome": DeliveryStatus.SUCCEEDED,
+    }
+
+
+def test_a_failed_attempt_logs_a_warning_with_the_status_code_and_the_next_state(delivery, http, attempt_lines):
+    http.respond(FakeResponse(500), FakeResponse(503))
+
+    attempt(delivery)
+    attempt(stored(delivery))
+
+    lines = attempt_lines()
+    assert [
+        (level, line["attempt"], line["status_code"], line["error_class"], line["outcome"]) for level, line in lines
+    ] == [
+        ("WARNING", 1, 500, None, DeliveryStatus.PENDING),
+        ("WARNING", 2, 503, None, DeliveryStatus.PENDING),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("error", "error_class"),
+    [
+        (requests.ConnectionError("conexão recusada por 127.0.0.1:9/helpdesk?token=x"), "ConnectionError"),
+        (requests.ReadTimeout("lento"), "ReadTimeout"),
+        (InvalidIPAddress("10.0.0.5"), "InvalidIPAddress"),
+        (RuntimeError("inesperado"), "RuntimeError"),
+    ],
+)
+def test_an_attempt_without_an_answer_logs_the_error_class_only(delivery, http, attempt_lines, error, error_class):
+    http.respond(error)
+
+    attempt(delivery)
+
+    [(level, line)] = attempt_lines()
+    assert (level, line["status_code"], line["error_class"], line["outcome"]) == (
+        "WARNING",
+        None,
+        error_class,
+        DeliveryStatus.PENDING,
+    )
+    assert str(error) not in json.dumps(line)
+
+
+def test_the_last_attempt_logs_falhou(delivery, http, attempt_lines, settings):
+    settings.WEBHOOK_RETRY_DELAYS = []
+    http.respond(FakeResponse(500))
+
+    attempt(delivery)
+
+    [(_, line)] = attempt_lines()
+    assert (line["attempt"], line["outcome"]) == (1, DeliveryStatus.FAILED)
+
+
+def test_the_attempt_line_never_has_the_url_secret_body_signature_or_answer(organization, http, json_log):
+    hook = make_webhook(organization, url=f"{URL}?token=segredo-na-url", events=["ticket.resposta_publica"])
+    row = make_test_delivery(hook)
+    http.respond(FakeResponse(200, b"resposta-do-parceiro"))
+
+    attempt(row)
+
+    [call] = http.calls
+    [line] = [line for line in json_log() if line["event"] == "webhook_delivery_attempt"]
+    assert (line["delivery_id"], line["event_kind"], line["status_code"]) == (str(row.pk), "webhook.teste", 200)
+    written = json.dumps(line)
+    secret = Webhook.objects.get(pk=hook.pk).secret
+    signatures = [call["headers"][name] for name in ("X-Service-Signature", "webhook-signature")]
+    for value in (
+        "segredo-na-url",
+        secret,
+        secret.removeprefix("whsec_"),
+        call["body"].decode(),
+        "resposta-do-parceiro",
+    ):
+        assert value not in written
+    for signature in signatures:
+        assert signature not in written

@@ -100,12 +100,9 @@ def test_a_delivery_is_held_while_its_attempt_runs(webhook, monkeypatch):
     row = make_test_delivery(webhook)
     held = []
 
-    class Outcome:
-        status_code, duration_ms, error, response_excerpt, succeeded = 204, 1, "", "", True
-
     def send(delivery):
         held.append(dict(delivery_module.keeper._held))
-        return Outcome()
+        return delivery_module.AttemptOutcome(status_code=204, duration_ms=1)
 
     monkeypatch.setattr(delivery_module, "delivery_send", send)
 
