@@ -71,3 +71,49 @@ def child_exit(server, worker):
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+# --- What gunicorn itself refuses, before Django sees the request -------------------------------
+# A request line over limit_request_line (414), headers over their limits (431), a malformed
+# request (400): answered in the API's JSON envelope, not gunicorn's HTML page (never HTML).
+_GUNICORN_ERRORS = {
+    400: ("Requisição inválida.", "request", "A requisição HTTP está malformada."),
+    414: ("URI muito longa.", "path", "A linha da requisição excede o limite do servidor."),
+    431: ("Cabeçalhos muito grandes.", "headers", "Os cabeçalhos da requisição excedem o limite do servidor."),
+}
+
+
+def _write_error(sock, status_int, reason, mesg):
+    import json
+
+    from gunicorn import util
+
+    message, field, detail = _GUNICORN_ERRORS.get(
+        status_int, ("Requisição inválida.", "request", "A requisição não pôde ser processada.")
+    )
+    if status_int >= 500:
+        message, field, detail = "Erro interno do servidor.", "server", "Ocorreu um erro inesperado. Tente novamente."
+    body = json.dumps(
+        {
+            "success": False,
+            "message": message,
+            "status": status_int,
+            "data": None,
+            "errors": {"field": field, "message": detail},
+        },
+        ensure_ascii=False,
+    ).encode("utf-8")
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+def _answer_gunicorns_own_errors_in_the_envelope():
+    from gunicorn import util
+
+    util.write_error = _write_error
+
+
+_answer_gunicorns_own_errors_in_the_envelope()

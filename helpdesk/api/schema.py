@@ -110,7 +110,8 @@ class EnvelopeAutoSchema(AutoSchema):
 
     def _door_errors(self) -> dict:
         door = self._door()
-        codes = {}
+        # Any operation: a request line past the web server's limit, and a database that is down.
+        codes = errors(414, 503)
         if self._takes_body():
             codes.update(errors(400, 413, 415, 422))
         if any(parameter["in"] == "query" for parameter in super()._get_parameters()):
@@ -320,6 +321,8 @@ ERROR_DESCRIPTIONS = {
     415: "Content-Type diferente de application/json (campo `Content-Type`).",
     422: "Erro de validação: cada campo inválido com suas mensagens.",
     429: "Limite de requisições excedido (campo `rate_limit`); veja Retry-After.",
+    414: "Linha da requisição (endereço e query string) acima do limite do servidor (campo `path`).",
+    503: "Serviço indisponível: o banco de dados não responde (campo `database`); veja Retry-After.",
 }
 
 
