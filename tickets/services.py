@@ -4,6 +4,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
@@ -375,15 +376,29 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
     return []
 
 
-def _lockable_tickets():
-    locked = Ticket.objects.select_for_update(of=("self",))
-    return locked.select_related("status", "organization", "requester", "assignee")
+def _locked(tickets: QuerySet[Ticket]) -> Ticket | None:
+    """The ticket under its row lock, read with its status, organization, requester and assignee
+    in one statement.
+
+    On PostgreSQL (READ COMMITTED) a row that another transaction changed while this one waited
+    for the lock is checked again against the joined rows read before the wait: a ticket whose
+    status or assignee changed no longer matches them and is left out, as if it did not exist.
+    Then the row is locked alone, which nothing can change any more, and read again.
+    """
+    lockable = tickets.select_for_update(of=("self",)).select_related("status", "organization", "requester", "assignee")
+    found = lockable.first()
+    if found is None and tickets.select_for_update().values_list("pk").first() is not None:
+        found = lockable.first()
+    return found
 
 
 def _locked_ticket(ticket: Ticket) -> Ticket:
-    return _lockable_tickets().get(pk=ticket.pk)
+    found = _locked(Ticket.objects.filter(pk=ticket.pk))
+    if found is None:
+        raise Ticket.DoesNotExist("Ticket matching query does not exist.")
+    return found
 
 
 def _locked_ticket_of(organization: Organization, ticket_id) -> Ticket | None:
     pk = parse_uuid(ticket_id)
-    return _lockable_tickets().filter(organization=organization, pk=pk).first() if pk else None
+    return _locked(Ticket.objects.filter(organization=organization, pk=pk)) if pk else None
