@@ -290,6 +290,7 @@ BODIES = {
 # What each operation answers when the caller owns the objects: (status, message).
 SUCCESS = {
     "GET /api/v1/tickets": (200, "Tickets listados."),
+    "GET /api/v1/tickets/alteracoes": (200, "Alterações listadas."),
     "POST /api/v1/tickets": (201, "Ticket criado."),
     "GET /api/v1/tickets/{id}": (200, "Ticket encontrado."),
     "POST /api/v1/tickets/{id}/respostas": (201, "Resposta enviada."),

@@ -10,6 +10,7 @@ ROUTES = {
     "/api/auth/refresh": ("POST",),
     "/api/auth/logout": ("POST",),
     "/api/v1/tickets": ("GET", "POST"),
+    "/api/v1/tickets/alteracoes": ("GET",),
     "/api/v1/tickets/{id}": ("GET",),
     "/api/v1/tickets/{id}/respostas": ("POST",),
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
