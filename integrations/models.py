@@ -68,6 +68,8 @@ class EventKind(models.TextChoices):
 
 
 SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+# What GET /api/v1/eventos answers: what a webhook may subscribe to (never a webhook's test event).
+FEED_EVENTS = SUBSCRIBABLE_EVENTS
 
 
 class Webhook(models.Model):

@@ -5,7 +5,7 @@ same words), so a missing organization condition anywhere shows up as an extra r
 import pytest
 
 from helpdesk.models import Agent
-from integrations.models import WebhookDelivery
+from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
 from tests.authorization import PANEL, PARTNER, operations
 from tests.factories import credential_of, status_of
@@ -149,6 +149,17 @@ def test_change_list_has_only_the_callers_tickets_whatever_the_start(world):
     assert (refused.status_code, list(refused.json()["errors"])) == (422, ["desde"])
 
 
+def test_event_feed_has_only_the_callers_events(world):
+    """Both organizations have agent replies (and webhook test events, never in the feed)."""
+    response = world.b.client(PARTNER).get("/api/v1/eventos", {"limite": 100})
+
+    data = assert_success(response, 200, "Eventos listados.")
+    expected = WebhookEvent.objects.filter(organization=world.b.organization).exclude(kind="webhook.teste")
+    assert len(expected) == 1  # the agent reply
+    assert sorted(item["id"] for item in data["itens"]) == sorted(str(event.pk) for event in expected)
+    assert_no_trace(response, world)
+
+
 def assert_no_trace(response, world) -> None:
     leaked = sorted(trace for trace in world.a.traces() if trace in response.content.decode())
     assert not leaked, f"organization A's data in B's list: {leaked}"
@@ -159,6 +170,7 @@ LIST_TESTS = {
     "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
     "/api/v1/tickets/alteracoes": test_change_list_has_only_the_callers_tickets_whatever_the_start,
     "/api/v1/atendentes": test_agent_list_has_only_the_callers_active_agents,
+    "/api/v1/eventos": test_event_feed_has_only_the_callers_events,
     "/api/api-keys": test_credential_list_has_only_the_callers_keys,
     "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,

@@ -16,6 +16,7 @@ ROUTES = {
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/v1/atendentes": ("GET",),
     "/api/v1/atendentes/avatar/{token}": ("GET",),
+    "/api/v1/eventos": ("GET",),
     "/api/api-keys": ("GET", "POST"),
     "/api/api-keys/{id}": ("DELETE",),
     "/api/webhooks": ("GET", "POST"),
