@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("tickets.api.urls")),
+    path("api/v1/", include("integrations.api.partner_urls")),
     path("api/auth/login", LoginView.as_view(), name="login"),
     path("api/auth/refresh", RefreshView.as_view(), name="refresh"),
     path("api/auth/logout", LogoutView.as_view(), name="logout"),

@@ -1,5 +1,6 @@
-"""Outbox: an event and one delivery per subscribed, active webhook, written in
-the transaction of the action that caused it; queued to Celery once it commits.
+"""Outbox: an event (always: the event feed reads them all) and one delivery per
+subscribed, active webhook, written in the transaction of the action that caused it;
+queued to Celery once it commits.
 
 Payloads are built by the partner API's own builders (tickets.api.output), so a
 webhook shows a ticket exactly as GET /api/v1/tickets/{id} does, and never an
@@ -38,9 +39,10 @@ def _first_attempt_guard():
     return timezone.now() + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
 
 
-def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> WebhookEvent | None:
-    """Write the event and its deliveries; nothing when no active webhook wants this kind.
+def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> WebhookEvent:
+    """Write the event, and a delivery for each active webhook that wants this kind.
 
+    The event is written even when no webhook wants it: GET /api/v1/eventos reads every event.
     `webhooks` narrows the targets (the test event goes to one webhook only).
     """
     if webhooks is None:
@@ -49,25 +51,28 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
             for webhook in Webhook.objects.filter(organization=organization, is_active=True)
             if kind in webhook.events
         ]
-    if not webhooks:
-        return None
-    with transaction.atomic():
+    # Part of the action's own transaction (no savepoint: the outbox stands or falls with the action).
+    with transaction.atomic(savepoint=False):
         event = WebhookEvent(organization=organization, kind=kind)
         event.body = _body(event.id, kind, timezone.now(), data_builder())
         event.save()
-        deliveries = WebhookDelivery.objects.bulk_create(
-            [
-                WebhookDelivery(
-                    webhook=webhook, event=event, status=DeliveryStatus.PENDING, next_attempt_at=_first_attempt_guard()
-                )
-                for webhook in webhooks
-            ]
-        )
-        transaction.on_commit(partial(deliveries_enqueue, [(d.pk, 0) for d in deliveries]), robust=True)
+        if webhooks:
+            deliveries = WebhookDelivery.objects.bulk_create(
+                [
+                    WebhookDelivery(
+                        webhook=webhook,
+                        event=event,
+                        status=DeliveryStatus.PENDING,
+                        next_attempt_at=_first_attempt_guard(),
+                    )
+                    for webhook in webhooks
+                ]
+            )
+            transaction.on_commit(partial(deliveries_enqueue, [(d.pk, 0) for d in deliveries]), robust=True)
     return event
 
 
-def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> WebhookEvent | None:
+def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> WebhookEvent:
     def build() -> dict:
         data = {
             "ticket": _ticket_data(reply.ticket_id),
@@ -85,7 +90,7 @@ def is_agent_public_reply(reply: Reply) -> bool:
     return reply.origin == ReplyOrigin.AGENT and not reply.is_internal
 
 
-def ticket_resolved_event(ticket: Ticket) -> WebhookEvent | None:
+def ticket_resolved_event(ticket: Ticket) -> WebhookEvent:
     return event_emit(
         organization=ticket.organization,
         kind=EventKind.RESOLVED,

@@ -19,6 +19,12 @@ class DeliveryNotFound(NotFound):
     detail = "Entrega inexistente neste webhook."
 
 
+class EventNotFound(NotFound):
+    message = "Evento não encontrado."
+    field = "depois_de"
+    detail = "Evento inexistente no feed desta organização."
+
+
 class WebhookInactive(Conflict):
     message = "Webhook inativo."
     field = "ativo"

@@ -5,6 +5,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, change_fields
 from helpdesk.models import Organization
 
 
@@ -67,6 +68,8 @@ class EventKind(models.TextChoices):
 
 
 SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+# What GET /api/v1/eventos answers: what a webhook may subscribe to (never a webhook's test event).
+FEED_EVENTS = SUBSCRIBABLE_EVENTS
 
 
 class Webhook(models.Model):
@@ -102,7 +105,10 @@ class Webhook(models.Model):
 
 
 class WebhookEvent(models.Model):
-    """Something a partner is told about; the body is frozen so every delivery and retry sends the same bytes."""
+    """Something a partner is told about; the body is frozen so every delivery and retry sends the same bytes.
+
+    Written whether or not a webhook subscribes: GET /api/v1/eventos reads them in order.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -111,13 +117,26 @@ class WebhookEvent(models.Model):
     kind = models.CharField("evento", max_length=40, choices=EventKind.choices)
     body = models.TextField("corpo")
     created_at = models.DateTimeField("criado em", auto_now_add=True)
+    # The event's place in the event feed (helpdesk.feeds), written with the event.
+    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
+    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
 
     class Meta:
         verbose_name = "evento de webhook"
         verbose_name_plural = "eventos de webhook"
+        constraints = [
+            # The event feed's order, and the proof that no two events share a place in it.
+            models.UniqueConstraint(fields=["organization", "change_tx", "change_seq"], name="event_org_feed_position")
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
+
+    def save(self, *args, **kwargs):
+        if self._state.adding:  # events are written once, never changed
+            for name, value in change_fields(WebhookEvent, self.organization_id).items():
+                setattr(self, name, value)
+        super().save(*args, **kwargs)
 
 
 class DeliveryStatus(models.TextChoices):

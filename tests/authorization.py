@@ -290,11 +290,13 @@ BODIES = {
 # What each operation answers when the caller owns the objects: (status, message).
 SUCCESS = {
     "GET /api/v1/tickets": (200, "Tickets listados."),
+    "GET /api/v1/tickets/alteracoes": (200, "Alterações listadas."),
     "POST /api/v1/tickets": (201, "Ticket criado."),
     "GET /api/v1/tickets/{id}": (200, "Ticket encontrado."),
     "POST /api/v1/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "GET /api/v1/atendentes": (200, "Atendentes listados."),
+    "GET /api/v1/eventos": (200, "Eventos listados."),
     "GET /api/api-keys": (200, "Credenciais listadas."),
     "POST /api/api-keys": (201, "Credencial criada. Guarde a chave: ela não será exibida novamente."),
     "DELETE /api/api-keys/{id}": (200, "Credencial revogada."),

@@ -5,11 +5,12 @@ same words), so a missing organization condition anywhere shows up as an extra r
 import pytest
 
 from helpdesk.models import Agent
-from integrations.models import WebhookDelivery
+from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
 from tests.authorization import PANEL, PARTNER, operations
 from tests.factories import credential_of, status_of
 from tickets.models import TicketStatus
+from tickets.services import ticket_update
 
 
 def listed(response, message: str) -> tuple[list[str], int | None]:
@@ -132,10 +133,44 @@ def test_status_list_has_only_the_callers_statuses(world):
     assert_exactly(response, "Status listados.", expected, world, paginated=False)
 
 
+def test_change_list_has_only_the_callers_tickets_whatever_the_start(world):
+    """A's tickets changed after B's, and A's cursors: B sees only its own tickets, from any start."""
+    a_cursor = assert_success(world.a.client(PARTNER).get("/api/v1/tickets/alteracoes"), 200, "Alterações listadas.")
+    for ticket in world.a.tickets:
+        ticket_update(ticket=ticket, priority="alta")
+    client = world.b.client(PARTNER)
+
+    for params in ({}, {"desde": "2000-01-01T00:00:00Z"}, {"limite": 100}):
+        response = client.get("/api/v1/tickets/alteracoes", params)
+        data = assert_success(response, 200, "Alterações listadas.")
+        assert sorted(item["id"] for item in data["itens"]) == sorted(str(t.pk) for t in world.b.tickets)
+        assert_no_trace(response, world)
+    refused = client.get("/api/v1/tickets/alteracoes", {"desde": a_cursor["proximo_cursor"]})
+    assert (refused.status_code, list(refused.json()["errors"])) == (422, ["desde"])
+
+
+def test_event_feed_has_only_the_callers_events(world):
+    """Both organizations have agent replies (and webhook test events, never in the feed)."""
+    response = world.b.client(PARTNER).get("/api/v1/eventos", {"limite": 100})
+
+    data = assert_success(response, 200, "Eventos listados.")
+    expected = WebhookEvent.objects.filter(organization=world.b.organization).exclude(kind="webhook.teste")
+    assert len(expected) == 1  # the agent reply
+    assert sorted(item["id"] for item in data["itens"]) == sorted(str(event.pk) for event in expected)
+    assert_no_trace(response, world)
+
+
+def assert_no_trace(response, world) -> None:
+    leaked = sorted(trace for trace in world.a.traces() if trace in response.content.decode())
+    assert not leaked, f"organization A's data in B's list: {leaked}"
+
+
 # Every list route of the API, and the test above that checks it: a new list must be added here.
 LIST_TESTS = {
     "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
+    "/api/v1/tickets/alteracoes": test_change_list_has_only_the_callers_tickets_whatever_the_start,
     "/api/v1/atendentes": test_agent_list_has_only_the_callers_active_agents,
+    "/api/v1/eventos": test_event_feed_has_only_the_callers_events,
     "/api/api-keys": test_credential_list_has_only_the_callers_keys,
     "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,

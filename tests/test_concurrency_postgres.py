@@ -5,13 +5,15 @@ provides it) and are skipped only when DATABASE_URL does not point at one.
 """
 
 import threading
+import time
 
 import pytest
-from django.db import connections
+from django.db import connection, connections, transaction
 
 from tests.assertions import bearer_client
-from tests.factories import make_key, make_organization
-from tickets.models import Contact, Ticket
+from tests.factories import make_agent, make_key, make_organization, make_ticket, status_of
+from tickets.models import Contact, Reply, Ticket
+from tickets.services import reply_create_by_agent, ticket_update
 
 THREADS = 20
 
@@ -108,3 +110,76 @@ def test_parallel_creates_in_two_organizations_number_each_independently(org_and
     for org in (organization, second):
         numbers = sorted(Ticket.objects.filter(organization=org).values_list("number", flat=True))
         assert numbers == list(range(1, half + 1))
+
+
+def _while_a_status_change_holds_the_lock(organization, ticket, write) -> object:
+    """Run `write` in a thread while another transaction changes the ticket's status and holds its row
+    lock; let that transaction commit only once `write` waits for the lock. Returns what `write` returned."""
+    locked, release, result = threading.Event(), threading.Event(), {}
+
+    def change_status() -> None:
+        try:
+            with transaction.atomic():
+                ticket_update(ticket=ticket, status=status_of(organization, "em_andamento"))
+                locked.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    def waiting_write() -> None:
+        try:
+            result["value"] = write()
+        except Exception as error:  # noqa: BLE001 - the test shows it
+            result["value"] = error
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=change_status)
+    holder.start()
+    assert locked.wait(timeout=30)
+    writer = threading.Thread(target=waiting_write)
+    writer.start()
+    deadline = time.monotonic() + 30
+    while not _someone_waits_for_a_row_lock() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    release.set()
+    holder.join(timeout=30)
+    writer.join(timeout=30)
+    return result["value"]
+
+
+def _someone_waits_for_a_row_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_customer_reply_that_waited_for_a_status_change_still_finds_its_ticket(org_and_key):
+    """Under READ COMMITTED the locked, joined read re-checks a changed row against the status read before
+    the wait: without a second look the ticket would be a 404 (tickets.services._locked)."""
+    organization, key = org_and_key
+    ticket = make_ticket(organization)
+
+    response = _while_a_status_change_holds_the_lock(
+        organization,
+        ticket,
+        lambda: bearer_client(key).post(f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Oi"}, format="json"),
+    )
+
+    assert response.status_code == 201, response.content
+    assert Reply.objects.filter(ticket=ticket).count() == 1
+
+
+def test_an_agent_reply_that_waited_for_a_status_change_still_finds_its_ticket(org_and_key):
+    organization, _ = org_and_key
+    ticket = make_ticket(organization)
+    agent = make_agent(organization)
+
+    reply = _while_a_status_change_holds_the_lock(
+        organization, ticket, lambda: reply_create_by_agent(ticket=ticket, agent=agent, body="Olá")
+    )
+
+    assert isinstance(reply, Reply), reply
+    assert Ticket.objects.get(pk=ticket.pk).status.category == "em_andamento"

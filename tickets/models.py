@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, change_fields
 from helpdesk.models import Agent, Organization
 
 
@@ -36,8 +37,11 @@ class TracksLoadedValues(models.Model):
         return getattr(self, "_loaded_values", {}).get(name)
 
 
-class Contact(models.Model):
+class Contact(TracksLoadedValues):
     """A requester (solicitante); deduplicated by the partner's external_id."""
+
+    # What tickets show of their requester (solicitante, and the author of customer replies).
+    tracked_fields = ("name", "email", "phone")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -75,8 +79,11 @@ class StatusCategory(models.TextChoices):
     CLOSED = "fechado", "Fechado"
 
 
-class TicketStatus(models.Model):
+class TicketStatus(TracksLoadedValues):
     """A named status of one organization, in one of the fixed categories."""
+
+    # What tickets show of their status.
+    tracked_fields = ("name", "category", "color")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -121,6 +128,9 @@ class TicketSequence(models.Model):
 
 
 class Ticket(TracksLoadedValues):
+    """A partner's ticket. updated_at (atualizado_em) moves only with a change the partner can see,
+    and the ticket's place in the change list (change_tx, change_seq) moves with it."""
+
     # resolved_at is stamped exactly when a ticket enters the `resolvido` category (tickets.services).
     tracked_fields = ("resolved_at",)
 
@@ -144,6 +154,10 @@ class Ticket(TracksLoadedValues):
     created_at = models.DateTimeField("criado em", auto_now_add=True, db_index=False)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
     resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
+    # The ticket's place in GET /api/v1/tickets/alteracoes (helpdesk.feeds), written by every save
+    # that writes updated_at.
+    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
+    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
 
     class Meta:
         verbose_name = "ticket"
@@ -151,6 +165,10 @@ class Ticket(TracksLoadedValues):
         ordering = ["-created_at", "-number"]
         constraints = [
             models.UniqueConstraint(fields=["organization", "number"], name="ticket_org_number_unique"),
+            # The change list's order, and the proof that no two changes share a place in it.
+            models.UniqueConstraint(
+                fields=["organization", "change_tx", "change_seq"], name="ticket_org_change_position"
+            ),
             models.UniqueConstraint(
                 fields=["organization", "external_id"],
                 condition=Q(external_id__isnull=False),
@@ -162,10 +180,23 @@ class Ticket(TracksLoadedValues):
             models.Index(fields=["organization", "priority", "-created_at"], name="ticket_org_priority"),
             models.Index(fields=["organization", "status", "-created_at"], name="ticket_org_status"),
             models.Index(fields=["organization", "assignee", "-created_at"], name="ticket_org_assignee"),
+            # Where a change list asked from a timestamp starts.
+            models.Index(fields=["organization", "updated_at"], name="ticket_org_updated"),
         ]
 
     def __str__(self) -> str:
         return f"#{self.number} {self.subject}"
+
+    def save(self, *args, update_fields=None, **kwargs):
+        # A save that writes updated_at is a change the partner can see: the ticket takes a new
+        # place in the change list in the same statement. Services leave updated_at out of a
+        # save that changes nothing the partner sees (an internal note, the assignee).
+        if update_fields is None or "updated_at" in update_fields:
+            for name, value in change_fields(Ticket, self.organization_id).items():
+                setattr(self, name, value)
+            if update_fields is not None:
+                update_fields = {*update_fields, "change_tx", "change_seq"}
+        super().save(*args, update_fields=update_fields, **kwargs)
 
 
 class ReplyOrigin(models.TextChoices):

@@ -2,12 +2,14 @@
 
 import logging
 import re
+from datetime import datetime
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import BooleanField, F, Func, Q, QuerySet
+from django.db.models import BooleanField, F, Func, Q, QuerySet, Subquery
 
+from helpdesk.feeds import START, FeedPage, Position, feed_end, horizon_expression, page_after
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
@@ -127,6 +129,40 @@ def ticket_list_panel(
         status_id=status_id,
         assignee_id=assignee_id,
     )
+
+
+def ticket_changes(*, organization: Organization, start: Position | datetime | None, limit: int) -> FeedPage:
+    """The organization's tickets changed after `start` (a position from a cursor, a moment, or
+    None for all of them), oldest change first, as TICKET_COLUMNS rows; a fixed number of
+    statements whatever the limit (one more to place a moment)."""
+    if isinstance(start, datetime):
+        start = _changes_start(organization, start)
+    tickets = Ticket.objects.filter(organization=organization)
+    return page_after(tickets, start or START, limit=limit, columns=TICKET_COLUMNS)
+
+
+def _changes_start(organization: Organization, moment: datetime) -> Position:
+    """Where the changes at or after `moment` start: just before the first ticket whose atualizado_em
+    is at or after it, and never after a transaction still running (its tickets may land there).
+    A few tickets changed shortly before `moment` may come too; none changed after it is left out.
+    One statement."""
+    tickets = Ticket.objects.filter(organization=organization)
+    first = tickets.filter(updated_at__gte=moment).order_by("change_tx", "change_seq")
+    last = tickets.order_by("-change_tx", "-change_seq")
+    first_tx, first_seq, last_tx, last_seq, horizon = (
+        Organization.objects.filter(pk=organization.pk)
+        .values_list(
+            Subquery(first.values("change_tx")[:1]),
+            Subquery(first.values("change_seq")[:1]),
+            Subquery(last.values("change_tx")[:1]),
+            Subquery(last.values("change_seq")[:1]),
+            horizon_expression(),
+        )
+        .get()
+    )
+    if first_tx is not None:
+        return min(Position(first_tx, first_seq).just_before, Position(horizon, -1))
+    return feed_end(last=Position(last_tx, last_seq) if last_tx is not None else None, horizon=horizon)
 
 
 def ticket_get(*, organization: Organization, ticket_id, queryset: QuerySet[Ticket] | None = None) -> Ticket:

@@ -4,9 +4,11 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
+from helpdesk.feeds import change_fields
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import AgentNotFound, object_by_id
@@ -162,7 +164,7 @@ def contact_upsert(*, organization: Organization, requester: RequesterData) -> C
     for field in filled:
         setattr(contact, field, getattr(requester, field))
     if filled:
-        contact.save(update_fields=[*filled, "updated_at"])
+        contact.save(update_fields=[*filled, "updated_at"])  # its tickets are touched by tickets.signals
     return contact
 
 
@@ -197,7 +199,11 @@ def _contact_upsert_by_external_id(organization: Organization, requester: Reques
         "updated_at": now,
     }
     params = [_db_value(Contact, name, value) for name, value in values.items()]
-    return next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
+    contact = next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
+    if contact.updated_at == now and contact.created_at != now:
+        # Blank fields of a known contact were filled: its other tickets show the new solicitante.
+        tickets_touch(tickets=Ticket.objects.filter(requester=contact))
+    return contact
 
 
 def reply_create_by_customer(*, organization: Organization, ticket_id, body: str) -> Reply:
@@ -230,20 +236,25 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
 
 
 def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: bool = False) -> Reply:
-    """A public reply or an internal note written by an agent."""
+    """A public reply or an internal note written by an agent.
+
+    A note changes nothing the partner can see: the ticket keeps its atualizado_em and its place
+    in the change list (docs/decisions.md).
+    """
     if agent.organization_id != ticket.organization_id:
         raise ValidationFailed({"atendente": ["Atendente de outra organização."]})
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        # The ticket first: the reply's post_save builds the webhook payload from it.
-        ticket.save(update_fields=["updated_at"])
+        if not internal:
+            # The ticket first: the reply's post_save builds the webhook payload from it.
+            ticket.save(update_fields=["updated_at"])
         reply = Reply.objects.create(
             ticket=ticket,
             body=body,
             is_internal=internal,
             origin=ReplyOrigin.AGENT,
             author_agent=agent,
-            created_at=ticket.updated_at,
+            created_at=timezone.now() if internal else ticket.updated_at,
         )
     return reply
 
@@ -271,7 +282,12 @@ def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
 
 
 def _reply_set_body(reply: Reply, body: str) -> Reply:
+    """An edit of a public reply changes the ticket the partner sees; an edit of a note does not."""
+    visible = not reply.is_internal and (body != reply.body or not reply.edited)
     with transaction.atomic(savepoint=False):
+        if visible:
+            # The ticket first: the reply's post_save builds the webhook payload from it.
+            tickets_touch(tickets=Ticket.objects.filter(pk=reply.ticket_id))
         reply.body = body
         reply.edited = True
         reply.save(update_fields=["body", "edited", "updated_at"])
@@ -290,13 +306,12 @@ def ticket_update(
     ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        changed = [
-            *_apply_status(ticket, status),
-            *_apply_assignee(ticket, assignee, unassign),
-            *_apply_priority(ticket, priority),
-        ]
-        if changed:
-            ticket.save(update_fields=[*changed, "updated_at"])
+        visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
+        hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
+        if visible:
+            ticket.save(update_fields=[*visible, *hidden, "updated_at"])
+        elif hidden:
+            ticket.save(update_fields=hidden)
     return ticket
 
 
@@ -375,15 +390,43 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
     return []
 
 
-def _lockable_tickets():
-    locked = Ticket.objects.select_for_update(of=("self",))
-    return locked.select_related("status", "organization", "requester", "assignee")
+def tickets_touch(*, tickets: QuerySet[Ticket]) -> int:
+    """A change the partner sees on these tickets that is not a save of them (an edited reply, a
+    renamed status or agent, a requester's new e-mail): each moves its atualizado_em and its place
+    in the change list."""
+    now = timezone.now()
+    if connection.vendor == "postgresql":  # the shared sequence gives every row a place of its own
+        return tickets.update(updated_at=now, **change_fields(Ticket, None))
+    # SQLite numbers within the organization inside each statement: one row per statement.
+    touched = 0
+    for pk, organization_id in tickets.values_list("pk", "organization_id"):
+        touched += Ticket.objects.filter(pk=pk).update(updated_at=now, **change_fields(Ticket, organization_id))
+    return touched
+
+
+def _locked(tickets: QuerySet[Ticket]) -> Ticket | None:
+    """The ticket under its row lock, read with its status, organization, requester and assignee
+    in one statement.
+
+    On PostgreSQL (READ COMMITTED) a row that another transaction changed while this one waited
+    for the lock is checked again against the joined rows read before the wait: a ticket whose
+    status or assignee changed no longer matches them and is left out, as if it did not exist.
+    Then the row is locked alone, which nothing can change any more, and read again.
+    """
+    lockable = tickets.select_for_update(of=("self",)).select_related("status", "organization", "requester", "assignee")
+    found = lockable.first()
+    if found is None and tickets.select_for_update().values_list("pk").first() is not None:
+        found = lockable.first()
+    return found
 
 
 def _locked_ticket(ticket: Ticket) -> Ticket:
-    return _lockable_tickets().get(pk=ticket.pk)
+    found = _locked(Ticket.objects.filter(pk=ticket.pk))
+    if found is None:
+        raise Ticket.DoesNotExist("Ticket matching query does not exist.")
+    return found
 
 
 def _locked_ticket_of(organization: Organization, ticket_id) -> Ticket | None:
     pk = parse_uuid(ticket_id)
-    return _lockable_tickets().filter(organization=organization, pk=pk).first() if pk else None
+    return _locked(Ticket.objects.filter(organization=organization, pk=pk)) if pk else None

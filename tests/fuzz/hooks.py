@@ -55,7 +55,7 @@ def _bearer(case, token: str) -> None:
     case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
 
 
-@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path_regex=r"^/api/v1/(tickets.*|atendentes)$")
+@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path_regex=r"^/api/v1/(tickets.*|atendentes|eventos)$")
 class PartnerKey:
     def get(self, case, context):
         return FIXTURES["partner_key"]
@@ -250,6 +250,11 @@ SEMANTIC_REJECTIONS = {
     "Idempotency-Key": ("Esta chave já foi usada com outra requisição.",),
     # A webhook URL whose host does not resolve, or not only to public addresses.
     "url": ("Não foi possível resolver o host da URL.", "O host da URL deve resolver apenas para endereços públicos."),
+    # The change list's `desde`: a cursor only the service can make (signed), or an instant with its time zone.
+    "desde": (
+        "Informe o proximo_cursor de uma resposta anterior ou uma data e hora ISO 8601 com fuso horário "
+        "(por exemplo, 2025-01-31T12:00:00Z).",
+    ),
 }
 
 

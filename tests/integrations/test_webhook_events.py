@@ -442,7 +442,16 @@ def test_an_action_in_a_transaction_that_raises_leaves_no_rows_and_queues_nothin
     assert_nothing_emitted(callbacks, queued)
 
 
-def test_without_any_webhook_no_event_row_is_written(
+def assert_recorded_without_deliveries(organization, kinds: list[str], callbacks, queued) -> None:
+    """The event feed (GET /api/v1/eventos) reads every event: written, but nothing to deliver."""
+    events = WebhookEvent.objects.order_by("change_tx", "change_seq")
+    assert [(event.organization_id, event.kind) for event in events] == [(organization.pk, kind) for kind in kinds]
+    assert not WebhookDelivery.objects.exists()
+    assert callbacks == []
+    assert queued == []
+
+
+def test_without_any_webhook_the_event_is_recorded_and_nothing_is_delivered(
     organization, other_organization, agent, ticket, queued, django_capture_on_commit_callbacks
 ):
     make_webhook(other_organization, name="Globex")
@@ -452,10 +461,11 @@ def test_without_any_webhook_no_event_row_is_written(
         reply_edit_as_agent(reply=reply, agent=agent, body="Olá de novo")
         ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
 
-    assert_nothing_emitted(callbacks, queued)
+    kinds = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+    assert_recorded_without_deliveries(organization, kinds, callbacks, queued)
 
 
-def test_only_inactive_or_unsubscribed_webhooks_write_no_event_row(
+def test_only_inactive_or_unsubscribed_webhooks_record_the_event_and_deliver_nothing(
     organization, agent, ticket, queued, django_capture_on_commit_callbacks
 ):
     make_webhook(organization, name="Inativo", active=False)
@@ -464,7 +474,7 @@ def test_only_inactive_or_unsubscribed_webhooks_write_no_event_row(
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         make_agent_reply(ticket, agent, body="Olá")
 
-    assert_nothing_emitted(callbacks, queued)
+    assert_recorded_without_deliveries(organization, [EventKind.PUBLIC_REPLY], callbacks, queued)
 
 
 def test_event_timestamp_has_the_api_format(organization, agent, settings, django_capture_on_commit_callbacks):

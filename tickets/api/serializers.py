@@ -1,10 +1,12 @@
 """Partner API shapes: TicketPublico and RespostaPublica out, requests in."""
 
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from helpdesk.api.fields import EmailTextField, TextField
 from helpdesk.api.pagination import PageQuery
+from helpdesk.feeds import cursor_dumps, cursor_loads
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.services import RequesterData
 
@@ -117,3 +119,61 @@ class TicketListQuery(PageQuery):
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
     numero = serializers.IntegerField(source="number", required=False, min_value=1, max_value=2_147_483_647)
     busca = TextField(source="search", required=False, allow_blank=True, max_length=255)
+
+
+# --- the change list -----------------------------------------------------------------------------
+
+CHANGES_CURSOR_SALT = "tickets.alteracoes"
+FEED_LIMIT = 100
+BAD_DESDE = (
+    "Informe o proximo_cursor de uma resposta anterior ou uma data e hora ISO 8601 com fuso horário "
+    "(por exemplo, 2025-01-31T12:00:00Z)."
+)
+
+
+def changes_cursor(position, organization) -> str:
+    """Signed for this organization: another organization's cursor does not load either."""
+    return cursor_dumps(position, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}")
+
+
+class TicketChangesQuery(serializers.Serializer):
+    # `desde` becomes a Position (a cursor) or an aware datetime; the organization comes in the context.
+    desde = TextField(
+        required=False,
+        max_length=255,
+        help_text=(
+            "Onde continuar: o `proximo_cursor` da resposta anterior (opaco e assinado), ou, na primeira chamada, "
+            "uma data e hora ISO 8601 com fuso (por exemplo, 2025-01-31T12:00:00Z): os tickets alterados a partir "
+            "dela. Sem `desde`, todos os tickets da organização."
+        ),
+    )
+    limite = serializers.IntegerField(required=False, default=FEED_LIMIT, min_value=1, max_value=FEED_LIMIT)
+
+    @classmethod
+    def from_request(cls, request, organization) -> "TicketChangesQuery":
+        query = cls(data=request.query_params, context={"organization": organization})
+        query.is_valid(raise_exception=True)
+        return query
+
+    def validate_desde(self, value: str):
+        try:
+            moment = parse_datetime(value)
+        except ValueError:  # well formed, but not a date (month 13)
+            moment = None
+        if moment is not None:
+            if moment.tzinfo is None:
+                raise serializers.ValidationError(BAD_DESDE)
+            return moment
+        organization = self.context["organization"]
+        position = cursor_loads(value, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}")
+        if position is None:
+            raise serializers.ValidationError(BAD_DESDE)
+        return position
+
+
+class TicketChangesOut(serializers.Serializer):
+    itens = TicketPublicOut(many=True, help_text="Tickets alterados, da alteração mais antiga à mais nova.")
+    proximo_cursor = serializers.CharField(
+        help_text="Onde continuar: o `desde` da próxima chamada (agora, se `tem_mais`; mais tarde, se não)."
+    )
+    tem_mais = serializers.BooleanField(help_text="true quando já há mais alterações além desta página.")

@@ -12,8 +12,24 @@ from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet
 from tickets.api.output import reply_public, reply_row, ticket_new_public, ticket_row, tickets_public
-from tickets.api.serializers import ReplyIn, ReplyPublicOut, TicketCreateIn, TicketListQuery, TicketPublicOut
-from tickets.selectors import TICKET_COLUMNS, reply_get_public, ticket_get, ticket_list_public, ticket_row_public
+from tickets.api.serializers import (
+    ReplyIn,
+    ReplyPublicOut,
+    TicketChangesOut,
+    TicketChangesQuery,
+    TicketCreateIn,
+    TicketListQuery,
+    TicketPublicOut,
+    changes_cursor,
+)
+from tickets.selectors import (
+    TICKET_COLUMNS,
+    reply_get_public,
+    ticket_changes,
+    ticket_get,
+    ticket_list_public,
+    ticket_row_public,
+)
 from tickets.services import (
     reply_create_by_customer,
     reply_edit_as_customer,
@@ -83,6 +99,32 @@ class TicketViewSet(PartnerViewSet):
             return EnvelopeResponse(ticket_new_public(ticket), message="Ticket criado.", status=201)
         data = tickets_public([ticket_row(ticket)])[0]
         return EnvelopeResponse(data, message="Ticket já existente para este external_id.")
+
+    @extend_schema(
+        operation_id="v1_tickets_changes",
+        tags=TAGS,
+        description=(
+            "Os tickets da organização alterados depois de `desde`, da alteração mais antiga à mais nova, cada um "
+            "exatamente como em GET /api/v1/tickets/{id}. Conta como alteração o que o parceiro vê: criação, "
+            "status, prioridade, resolução, uma resposta pública ou a sua edição (uma nota interna não). Seguindo "
+            "`proximo_cursor` até `tem_mais` ser false, nenhum ticket alterado fica de fora, mesmo com escritas "
+            "simultâneas; um ticket pode vir mais de uma vez (fica valendo a última versão recebida). Depois, "
+            "continue mais tarde com o mesmo `proximo_cursor`. Um cursor alterado ou de outra organização é um 422 "
+            "no campo `desde`."
+        ),
+        parameters=[TicketChangesQuery],
+        responses={200: envelope("AlteracoesListadas", TicketChangesOut)},
+    )
+    @action(detail=False, methods=["get"], url_path="alteracoes")
+    def changes(self, request):
+        query = TicketChangesQuery.from_request(request, self.organization).validated_data
+        page = ticket_changes(organization=self.organization, start=query.get("desde"), limit=query["limite"])
+        payload = {
+            "itens": tickets_public(page.rows),
+            "proximo_cursor": changes_cursor(page.next, self.organization),
+            "tem_mais": page.has_more,
+        }
+        return EnvelopeResponse(payload, message="Alterações listadas.")
 
     @extend_schema(
         operation_id="v1_tickets_retrieve",

@@ -1,0 +1,190 @@
+"""Change feeds: where a changed row sits in its organization's feed, which rows a reader may
+return without ever skipping one, and the signed cursor a client carries between pages.
+
+A row's position is (change_tx, change_seq), written by the very statement that changes it
+(ChangeTransaction, NextChange). Readers walk positions in order (`page_after`) and return only
+settled rows (`settled`): rows that no transaction still running can be ordered before.
+
+- PostgreSQL: change_tx is the writing transaction's id (`pg_current_xact_id()`) and change_seq a
+  value of one shared sequence. Transactions do not commit in id order, so a reader returns only
+  rows of transactions older than every transaction still running (`pg_snapshot_xmin` of the
+  reader's own snapshot): those transactions are all over, and any transaction still to write
+  gets a larger id. Every row below that horizon is final; a reader that stops there never
+  passes a place where a row could still appear.
+- SQLite has one writer at a time (IMMEDIATE transactions), so write order is commit order:
+  change_tx is 0 and change_seq the organization's largest so far plus one, computed inside the
+  write, under the write lock. Every committed row is settled.
+
+docs/decisions.md, "Change list and event feed", has the reasoning and its costs.
+"""
+
+from dataclasses import dataclass
+
+from django.core import signing
+from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, Q, Value
+
+CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
+_NO_LIMIT = 9_223_372_036_854_775_807
+
+
+class _VendorSQL(Expression):
+    """A bare SQL expression without columns, written for each database."""
+
+    output_field = BigIntegerField()
+    allowed_default = True  # usable as a db_default
+    postgresql = sqlite = "NULL"
+
+    def as_sql(self, compiler, connection, **extra_context):
+        return self.sqlite, []
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return self.postgresql, []
+
+
+class ChangeTransaction(_VendorSQL):
+    """change_tx of a row written now: the writing transaction's id on PostgreSQL, 0 on SQLite."""
+
+    postgresql = "pg_current_xact_id()::text::bigint"
+    sqlite = "0"
+
+
+class ChangeSequenceDefault(_VendorSQL):
+    """change_seq's column default: rows inserted by hand (bulk SQL) still get a position on PostgreSQL."""
+
+    postgresql = f"nextval('{CHANGE_SEQUENCE}')"
+    sqlite = "0"
+
+
+class _Horizon(_VendorSQL):
+    # The oldest transaction still running (the reader's own included), as the reader's snapshot
+    # sees it: every transaction below it is over. One value per statement.
+    postgresql = "(SELECT pg_snapshot_xmin(pg_current_snapshot()))::text::bigint"
+    sqlite = str(_NO_LIMIT)
+
+
+class _OwnTransaction(_VendorSQL):
+    # The reader's own transaction when it has written, whose rows it sees: a test runs inside one.
+    # NULL for a read of the API, which runs outside any transaction.
+    postgresql = "(SELECT pg_current_xact_id_if_assigned())::text::bigint"
+    sqlite = "NULL"
+
+
+class NextChange(Expression):
+    """change_seq of a row written now: the next value of the shared sequence on PostgreSQL; on
+    SQLite the organization's largest so far plus one, read inside the write (one row per statement)."""
+
+    output_field = BigIntegerField()
+
+    def __init__(self, model, organization_id):
+        super().__init__()
+        self.model, self.organization_id = model, organization_id
+
+    def as_sql(self, compiler, connection, **extra_context):
+        meta, quote = self.model._meta, connection.ops.quote_name
+        organization = meta.get_field("organization")
+        # Identifiers from the model, the organization as a parameter.
+        sql = (
+            f"(SELECT COALESCE(MAX({quote('change_seq')}), 0) + 1 FROM {quote(meta.db_table)} "  # noqa: S608
+            f"WHERE {quote(organization.column)} = %s AND {quote('change_tx')} = 0)"
+        )
+        return sql, [organization.get_db_prep_value(self.organization_id, connection)]
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return f"nextval('{CHANGE_SEQUENCE}')", []
+
+
+def change_fields(model, organization_id) -> dict:
+    """The values that give a row written now its new position."""
+    return {"change_tx": ChangeTransaction(), "change_seq": NextChange(model, organization_id)}
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a feed, between rows: a page answers the rows after it."""
+
+    tx: int
+    seq: int
+
+    @classmethod
+    def of(cls, row) -> "Position":
+        """The position of a row read with `page_after`'s columns (change_tx and change_seq last)."""
+        return cls(row[-2], row[-1])
+
+    @property
+    def just_before(self) -> "Position":
+        """A position from which a page starts with this one's row."""
+        return Position(self.tx, self.seq - 1)
+
+
+START = Position(-1, -1)
+
+
+class _After(Func):
+    # (change_tx, change_seq) > (tx, seq): one range of the (organization, change_tx, change_seq) index.
+    output_field = BooleanField()
+
+    def __init__(self, position: Position):
+        super().__init__(F("change_tx"), F("change_seq"), Value(position.tx), Value(position.seq))
+
+    def as_sql(self, compiler, connection, **extra_context):
+        parts, params = [], []
+        for expression in self.source_expressions:
+            sql, expression_params = compiler.compile(expression)
+            parts.append(sql)
+            params.extend(expression_params)
+        return f"({parts[0]}, {parts[1]}) > ({parts[2]}, {parts[3]})", params
+
+
+def settled() -> Q:
+    """Rows no transaction still running can be ordered before (always true on SQLite)."""
+    return Q(change_tx__lt=_Horizon()) | Q(change_tx=_OwnTransaction())
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    rows: list
+    next: Position
+    has_more: bool
+
+
+def page_after(queryset, position: Position, *, limit: int, columns: tuple[str, ...]) -> FeedPage:
+    """Up to `limit` settled rows after `position`, in feed order, as `columns` rows followed by
+    change_tx and change_seq; one statement whatever the limit."""
+    rows = list(
+        queryset.filter(_After(position), settled())
+        .order_by("change_tx", "change_seq")
+        .values_list(*columns, "change_tx", "change_seq")[: limit + 1]
+    )
+    page = rows[:limit]
+    return FeedPage(rows=page, next=Position.of(page[-1]) if page else position, has_more=len(rows) > limit)
+
+
+def feed_end(*, last: Position | None, horizon: int) -> Position:
+    """Where a feed ends now: after its last row, and never past a transaction still running."""
+    if last is None:
+        return START
+    return min(last, Position(horizon, -1))
+
+
+def horizon_expression() -> Expression:
+    """The horizon `settled` compares change_tx with, to read it beside other values."""
+    return _Horizon()
+
+
+# --- cursors ------------------------------------------------------------------------------------
+
+
+def cursor_dumps(position: Position, *, salt: str) -> str:
+    """An opaque, signed cursor (SECRET_KEY): a changed one does not load."""
+    return signing.dumps([position.tx, position.seq], salt=salt)
+
+
+def cursor_loads(cursor: str, *, salt: str) -> Position | None:
+    """The position a cursor made by cursor_dumps with this salt holds; None for anything else."""
+    try:
+        value = signing.loads(cursor, salt=salt)
+    except (signing.BadSignature, ValueError, TypeError, UnicodeError):
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)):
+        return None
+    return Position(*value)

@@ -1,0 +1,121 @@
+"""Partner API v1: GET /api/v1/eventos, the organization's events in order, each the body a webhook
+delivery carries, whether or not a webhook subscribes."""
+
+import json
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from rest_framework import serializers
+
+from helpdesk.api.fields import TextField
+from helpdesk.api.responses import EnvelopeResponse
+from helpdesk.api.schema import envelope, errors
+from helpdesk.ids import parse_uuid
+from integrations.api.base import PartnerViewSet
+from integrations.models import FEED_EVENTS
+from integrations.selectors import event_feed
+from tickets.api.serializers import FEED_LIMIT, ReplyPublicOut, TicketSummaryOut
+
+FEED_CHOICES = [kind.value for kind in FEED_EVENTS]
+
+
+@extend_schema_field(OpenApiTypes.UUID)
+class EventIdField(TextField):
+    """Any text: an id that is not one of the feed's events (a UUID or not) is the same 404."""
+
+
+@extend_schema_field({"type": "string", "enum": FEED_CHOICES})
+class FeedKindField(TextField):
+    pass
+
+
+class FeedKindsField(serializers.ListField):
+    """Repeatable `tipo`; an unknown kind is an error on `tipo` itself, an empty one counts as absent."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=FeedKindField(), **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, list):
+            data = [kind for kind in data if kind != ""]
+        kinds = super().to_internal_value(data)
+        unknown = [kind for kind in kinds if kind not in FEED_CHOICES]
+        if unknown:
+            raise serializers.ValidationError(
+                [f"Tipo de evento desconhecido: {kind}. Use um de: {', '.join(FEED_CHOICES)}." for kind in unknown]
+            )
+        return kinds
+
+
+class EventFeedQuery(serializers.Serializer):
+    depois_de = EventIdField(
+        required=False,
+        help_text="O `proximo` da resposta anterior (o id do último evento recebido); sem ele, desde o primeiro.",
+    )
+    tipo = FeedKindsField(required=False, help_text="Só estes tipos de evento (repita o parâmetro para vários).")
+    limite = serializers.IntegerField(required=False, default=FEED_LIMIT, min_value=1, max_value=FEED_LIMIT)
+
+
+EventDataOut = inline_serializer(
+    name="DadosDoEvento",
+    fields={
+        "ticket": TicketSummaryOut(help_text="O ticket, como em GET /api/v1/tickets/{id}, sem `respostas`."),
+        "resposta": ReplyPublicOut(required=False, help_text="A resposta, nos eventos de resposta."),
+        "mensagem_anterior": serializers.CharField(
+            required=False, help_text="O texto antes da edição, em ticket.resposta_editada."
+        ),
+    },
+)
+
+
+class EventOut(serializers.Serializer):
+    id = serializers.UUIDField(help_text="O id do evento: o mesmo `id` do corpo das entregas de webhook.")
+    evento = serializers.ChoiceField(choices=FEED_CHOICES)
+    criado_em = serializers.DateTimeField()
+    data = EventDataOut
+
+
+class EventFeedOut(serializers.Serializer):
+    itens = EventOut(many=True, help_text="Os eventos, em ordem; cada um é o corpo de uma entrega de webhook.")
+    proximo = serializers.UUIDField(
+        allow_null=True,
+        help_text="O `depois_de` da próxima chamada: o último evento desta página, ou o `depois_de` recebido "
+        "quando a página está vazia (null sem eventos e sem `depois_de`).",
+    )
+    tem_mais = serializers.BooleanField(help_text="true quando já há mais eventos além desta página.")
+
+
+class EventFeedViewSet(PartnerViewSet):
+    @extend_schema(
+        operation_id="v1_events_list",
+        tags=["Parceiros v1"],
+        description=(
+            "Os eventos da organização em ordem, cada um exatamente o corpo que uma entrega de webhook leva "
+            "(`id`, `evento`, `criado_em`, `data`), assine a organização um webhook ou não; o evento de teste de "
+            "webhook não entra. Seguindo `proximo` até `tem_mais` ser false, nenhum evento fica de fora, mesmo com "
+            "escritas simultâneas; depois, continue mais tarde com o mesmo `proximo`."
+        ),
+        parameters=[EventFeedQuery],
+        responses={
+            200: envelope("EventosListados", EventFeedOut),
+            **errors(
+                404, descriptions={404: "`depois_de` não é um evento do feed desta organização (campo `depois_de`)."}
+            ),
+        },
+    )
+    def list(self, request):
+        query = EventFeedQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        after = query.validated_data.get("depois_de")
+        page = event_feed(
+            organization=self.organization,
+            after_event_id=after,
+            kinds=query.validated_data.get("tipo"),
+            limit=query.validated_data["limite"],
+        )
+        payload = {
+            "itens": [json.loads(body) for _id, body, *_position in page.rows],
+            "proximo": str(page.rows[-1][0]) if page.rows else (str(parse_uuid(after)) if after else None),
+            "tem_mais": page.has_more,
+        }
+        return EnvelopeResponse(payload, message="Eventos listados.")
