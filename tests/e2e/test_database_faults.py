@@ -14,9 +14,17 @@ import pytest
 
 from tests.e2e.stack import DatabaseProxy, wait_for
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="needs a PostgreSQL server (CI has one)"
-)
+
+@pytest.fixture(scope="module", autouse=True)
+def _postgresql_server():
+    """SQLite has no server to stop or freeze: skipped there with this reason, a failure when
+    REQUIRE_POSTGRES says PostgreSQL must be there (CI's second run)."""
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        reason = "needs a PostgreSQL server (DATABASE_URL); SQLite has none to stop or freeze"
+        if os.environ.get("REQUIRE_POSTGRES"):
+            pytest.fail(f"REQUIRE_POSTGRES is set but {reason}")
+        pytest.skip(reason)
+
 
 DATABASE_DOWN = {
     "success": False,
