@@ -98,7 +98,9 @@ class LoginView(_PublicAuthView):
         return EnvelopeResponse(_tokens(user, refresh), message="Login realizado.")
 
 
-class RefreshView(_PublicAuthView):
+class _RefreshTokenView(_PublicAuthView):
+    """Refresh and logout take a refresh token: one budget per client address, shared by both."""
+
     def rate_limit(self, request) -> None:
         count_request(
             request,
@@ -109,6 +111,8 @@ class RefreshView(_PublicAuthView):
             fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
         )
 
+
+class RefreshView(_RefreshTokenView):
     @extend_schema(
         operation_id="auth_refresh",
         tags=["Painel: autenticação"],
@@ -127,17 +131,7 @@ class RefreshView(_PublicAuthView):
         return EnvelopeResponse(_tokens(user, refresh), message="Token renovado.")
 
 
-class LogoutView(_PublicAuthView):
-    def rate_limit(self, request) -> None:
-        count_request(
-            request,
-            group="panel-refresh",
-            rate=settings.LOGIN_RATE_LIMIT,
-            key=client_address,
-            policy="login",
-            fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
-        )
-
+class LogoutView(_RefreshTokenView):
     @extend_schema(
         operation_id="auth_logout",
         tags=["Painel: autenticação"],
