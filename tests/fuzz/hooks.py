@@ -115,6 +115,8 @@ def _use_seeded_ids(label: str, case) -> None:
 
 _refresh_tokens = list(FIXTURES["refresh_tokens"])
 _refresh_lock = threading.Lock()
+_seeded_labels: set[str] = set()
+_seeded_lock = threading.Lock()
 
 
 def _use_seeded_body_values(label: str, case) -> None:
@@ -126,7 +128,14 @@ def _use_seeded_body_values(label: str, case) -> None:
     body = case.body
     seeded = BODY_VALUES.get(label)
     if seeded is not None and isinstance(body, dict):
-        case.body = {**body, **seeded(body, _draw(label, body))}
+        draw = _draw(label, body)
+        with _seeded_lock:
+            if label not in _seeded_labels:
+                # The first positive body of each operation always takes the seeded values: Hypothesis
+                # repeats small bodies, and a run whose few distinct draws all missed never saw a 2xx.
+                _seeded_labels.add(label)
+                draw = bytes(len(draw))
+        case.body = {**body, **seeded(body, draw)}
 
 
 def _login(body: dict, draw: bytes) -> dict:
