@@ -93,12 +93,20 @@ class Webhook(models.Model):
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField("criado em", auto_now_add=True)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
+    # When and why it was turned off (410 Gone, days of failures, by hand); cleared when turned on again.
+    deactivated_at = models.DateTimeField("desativado em", null=True, blank=True, editable=False)
+    deactivation_reason = models.CharField("motivo da desativação", max_length=200, blank=True, editable=False)
+    # The first failed attempt since the last successful one; null while deliveries succeed.
+    failing_since = models.DateTimeField("falhando desde", null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "webhook"
         verbose_name_plural = "webhooks"
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "is_active"], name="webhook_org_active")]
+        indexes = [
+            models.Index(fields=["organization", "is_active"], name="webhook_org_active"),
+            models.Index(fields=["is_active", "failing_since"], name="webhook_failing_since"),
+        ]
 
     def __str__(self) -> str:
         return self.name
