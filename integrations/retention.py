@@ -14,12 +14,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from helpdesk.purge import PURGE_BATCH, PURGE_TIME_BUDGET
 from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 
 logger = structlog.get_logger(__name__)
-
-PURGE_BATCH = 500
-PURGE_TIME_BUDGET = 50.0  # seconds; the next run carries on
 
 
 def retention_cutoff(now=None):

@@ -4,11 +4,22 @@ on a `depois_de` older than the retention; beat also purges idempotency records 
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from helpdesk.purge import delete_in_batches
 from integrations import tasks
 from integrations.delivery import AttemptOutcome, delivery_claim, delivery_record
-from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+from integrations.idempotency import RETENTION, idempotency_purge_expired
+from integrations.models import (
+    ApiCredential,
+    EventPurgeHorizon,
+    IdempotencyRecord,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+    WebhookEvent,
+)
 from integrations.retention import events_purge_expired
 from tests.assertions import assert_error, assert_success
 from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
@@ -122,3 +133,21 @@ def test_beat_schedules_the_event_idempotency_and_token_purges(settings, replies
 
     assert tasks.purge_expired_events.name == "integrations.purge_expired_events"
     assert tasks.purge_expired_events() == 3
+
+
+def test_expired_idempotency_records_are_purged_a_batch_at_a_time(api_key):
+    credential = ApiCredential.objects.get()
+    for number in range(5):
+        IdempotencyRecord.objects.create(credential=credential, key=f"k{number}", request_fingerprint="f")
+    IdempotencyRecord.objects.filter(key__in=["k0", "k1", "k2"]).update(
+        created_at=timezone.now() - RETENTION - timedelta(minutes=1)
+    )
+    expired = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - RETENTION)
+
+    with CaptureQueriesContext(connection) as queries:
+        assert delete_in_batches(expired, batch=2) == 3
+    assert sum(query["sql"].startswith("DELETE") for query in queries.captured_queries) == 2
+
+    IdempotencyRecord.objects.filter(key="k3").update(created_at=timezone.now() - RETENTION - timedelta(minutes=1))
+    assert idempotency_purge_expired() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["k4"]
