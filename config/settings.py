@@ -203,6 +203,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
     "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
+    "purge-expired-events": {"task": "integrations.purge_expired_events", "schedule": 600.0},
+    "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
 }
 
 # --- I18N, time -----------------------------------------------------------
@@ -321,6 +323,10 @@ WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE = env.bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS
 WEBHOOK_RETRY_DELAYS = [
     int(s) for s in env.list("WEBHOOK_RETRY_DELAYS", default=["60", "300", "1800", "7200", "21600", "43200", "86400"])
 ]
+# Events (with their deliveries and attempts) older than this are purged; the feed answers 410 for them.
+EVENT_RETENTION_DAYS = env.int("EVENT_RETENTION_DAYS", default=30)
+# A webhook whose deliveries have all failed for this many days in a row is turned off (integrations/health.py).
+WEBHOOK_DISABLE_AFTER_DAYS = env.int("WEBHOOK_DISABLE_AFTER_DAYS", default=5)
 WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)
 # Seconds before the dispatcher queues again a delivery whose message never arrived
 # (lost inside the broker; a message the broker refused is due at once).

@@ -57,6 +57,13 @@ class Conflict(ApplicationError):
     field = "status"
 
 
+class Gone(ApplicationError):
+    status_code = 410
+    message = "Recurso removido."
+    field = "id"
+    detail = "O recurso não está mais disponível."
+
+
 class PayloadTooLarge(ApplicationError):
     status_code = 413
     message = "Corpo da requisição muito grande."

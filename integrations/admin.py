@@ -128,14 +128,15 @@ class WebhookAdminForm(forms.ModelForm):
 @admin.register(Webhook)
 class WebhookAdmin(PublicApiAdmin):
     form = WebhookAdminForm
-    list_display = ["name", "url", "event_list", "is_active", "updated_at"]
+    list_display = ["name", "url", "event_list", "is_active", "deactivated_at", "deactivation_reason", "updated_at"]
     list_filter = ["is_active"]
     search_fields = ["name", "url"]
-    actions = ["regenerate_secrets"]
+    actions = ["regenerate_secrets", "activate"]
+    readonly_fields = ["deactivated_at", "deactivation_reason"]
 
     def get_fields(self, request, obj=None):
         fields = ["name", "url", "events", "is_active"]
-        return fields if obj is None else [*fields, "regenerate_secret"]
+        return fields if obj is None else [*fields, "regenerate_secret", "deactivated_at", "deactivation_reason"]
 
     def has_delete_permission(self, request, obj=None):
         return self.has_change_permission(request, obj)
@@ -196,6 +197,11 @@ class WebhookAdmin(PublicApiAdmin):
     def regenerate_secrets(self, request, queryset):
         for webhook in queryset:
             self._show_secret(request, webhook_update(webhook=webhook, regenerate_secret=True))
+
+    @admin.action(description="Ativar os webhooks selecionados", permissions=["change"])
+    def activate(self, request, queryset):
+        for webhook in queryset.filter(is_active=False):
+            webhook_update(webhook=webhook, is_active=True)
 
 
 def _validate_with_service(webhook, cleaned) -> None:

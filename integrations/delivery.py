@@ -85,6 +85,14 @@ SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s,
     updated_at = %s
 WHERE id = %s AND attempt_count = %s AND status = 'enviando'
 """
+# The webhook's failure streak (integrations.health): started by the first failure, ended by a success.
+# Both write only when the streak changes, so a healthy webhook's row is not rewritten at every attempt.
+_STREAK_START_SQL = """
+UPDATE integrations_webhook SET failing_since = %s WHERE id = %s AND failing_since IS NULL
+"""
+_STREAK_END_SQL = """
+UPDATE integrations_webhook SET failing_since = NULL WHERE id = %s AND failing_since IS NOT NULL
+"""
 
 # What a send and its record read: not the event's other columns, nor the webhook's name or events.
 _SENDING_FIELDS = (
@@ -261,6 +269,11 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
         cursor.execute(_ATTEMPT_SQL, attempt)
         cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
         ours = cursor.rowcount
+        webhook_id = _params(Webhook, id=delivery.webhook_id)[0]
+        if ours and outcome.succeeded:
+            cursor.execute(_STREAK_END_SQL, [webhook_id])
+        elif ours:
+            cursor.execute(_STREAK_START_SQL, [_params(Webhook, failing_since=attempted_at)[0], webhook_id])
     given_up = bool(ours) and status == DeliveryStatus.FAILED
     attempt_observed(
         event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
@@ -282,12 +295,19 @@ def _state_after(outcome: AttemptOutcome, number: int, now) -> tuple[str, object
     return DeliveryStatus.PENDING, now + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
 
 
+GONE_REASON = "Receptor respondeu 410 Gone."
+
+
 def webhook_deactivate_gone(*, webhook_id) -> None:
     """410 Gone: the partner removed the endpoint; stop sending to it."""
-    Webhook.objects.filter(pk=webhook_id).update(is_active=False, updated_at=timezone.now())
-    WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
-        status=DeliveryStatus.CANCELLED, next_attempt_at=None
-    )
+    now = timezone.now()
+    with transaction.atomic():
+        Webhook.objects.filter(pk=webhook_id, is_active=True).update(
+            is_active=False, deactivated_at=now, deactivation_reason=GONE_REASON, updated_at=now
+        )
+        WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
+            status=DeliveryStatus.CANCELLED, next_attempt_at=None
+        )
 
 
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:

@@ -1,4 +1,4 @@
-from helpdesk.exceptions import Conflict, NotFound
+from helpdesk.exceptions import Conflict, Gone, NotFound
 
 
 class CredentialNotFound(NotFound):
@@ -23,6 +23,12 @@ class EventNotFound(NotFound):
     message = "Evento não encontrado."
     field = "depois_de"
     detail = "Evento inexistente no feed desta organização."
+
+
+class EventPurged(Gone):
+    message = "Evento fora da retenção."
+    field = "depois_de"
+    detail = "Eventos anteriores a este já foram removidos; ressincronize pela lista de alterações e recomece o feed."
 
 
 class WebhookInactive(Conflict):

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from helpdesk.exceptions import Conflict, ValidationFailed
+from helpdesk.purge import delete_in_batches
 from integrations.models import ApiCredential, IdempotencyRecord
 
 HEADER = "Idempotency-Key"
@@ -77,5 +78,4 @@ def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body: d
 
 
 def idempotency_purge_expired() -> int:
-    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - RETENTION).delete()
-    return deleted
+    return delete_in_batches(IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - RETENTION))

@@ -93,12 +93,20 @@ class Webhook(models.Model):
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField("criado em", auto_now_add=True)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
+    # When and why it was turned off (410 Gone, days of failures, by hand); cleared when turned on again.
+    deactivated_at = models.DateTimeField("desativado em", null=True, blank=True, editable=False)
+    deactivation_reason = models.CharField("motivo da desativação", max_length=200, blank=True, editable=False)
+    # The first failed attempt since the last successful one; null while deliveries succeed.
+    failing_since = models.DateTimeField("falhando desde", null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "webhook"
         verbose_name_plural = "webhooks"
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["organization", "is_active"], name="webhook_org_active")]
+        indexes = [
+            models.Index(fields=["organization", "is_active"], name="webhook_org_active"),
+            models.Index(fields=["is_active", "failing_since"], name="webhook_failing_since"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -128,6 +136,8 @@ class WebhookEvent(models.Model):
             # The event feed's order, and the proof that no two events share a place in it.
             models.UniqueConstraint(fields=["organization", "change_tx", "change_seq"], name="event_org_feed_position")
         ]
+        # The retention purge finds the oldest events (integrations/retention.py).
+        indexes = [models.Index(fields=["created_at"], name="event_created")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
@@ -137,6 +147,23 @@ class WebhookEvent(models.Model):
             for name, value in change_fields(WebhookEvent, self.organization_id).items():
                 setattr(self, name, value)
         super().save(*args, **kwargs)
+
+
+class EventPurgeHorizon(models.Model):
+    """Up to when an organization's events were purged: the feed answers 410 (not 404) on an unknown
+    `depois_de` once some of its events are gone, because the partner may hold the id of one of them."""
+
+    organization = models.OneToOneField(
+        Organization, on_delete=models.CASCADE, primary_key=True, related_name="+", verbose_name="organização"
+    )
+    purged_before = models.DateTimeField("eventos removidos até")
+
+    class Meta:
+        verbose_name = "horizonte de retenção de eventos"
+        verbose_name_plural = "horizontes de retenção de eventos"
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} < {self.purged_before}"
 
 
 class DeliveryStatus(models.TextChoices):

@@ -5,18 +5,21 @@ import hmac
 from django.db.models import Prefetch, QuerySet
 
 from helpdesk.feeds import START, FeedPage, Position, page_after
+from helpdesk.ids import parse_uuid
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
-from integrations.exceptions import CredentialNotFound, DeliveryNotFound, EventNotFound, WebhookNotFound
+from integrations.exceptions import CredentialNotFound, DeliveryNotFound, EventNotFound, EventPurged, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest
 from integrations.models import (
     FEED_EVENTS,
     ApiCredential,
+    EventPurgeHorizon,
     Webhook,
     WebhookDelivery,
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
+from integrations.retention import retention_cutoff
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """
@@ -72,6 +75,26 @@ def delivery_get(*, webhook: Webhook, delivery_id) -> WebhookDelivery:
     return object_by_id(delivery_list(webhook=webhook), delivery_id, missing=DeliveryNotFound)
 
 
+def _feed_position(feed, organization: Organization, after_event_id) -> Position:
+    """Where `after_event_id` is in the feed; EventPurged when the partner must resync instead.
+
+    410: the event is older than EVENT_RETENTION_DAYS (purged or about to be), or the id is a
+    well-formed UUID that is not in the feed while some of the organization's events have been
+    purged (a purged id cannot be told from an unknown one). 404: malformed, or unknown before any purge.
+    """
+    try:
+        tx, seq, created_at = object_by_id(
+            feed.values_list("change_tx", "change_seq", "created_at"), after_event_id, missing=EventNotFound
+        )
+    except EventNotFound:
+        if parse_uuid(after_event_id) and EventPurgeHorizon.objects.filter(organization=organization).exists():
+            raise EventPurged() from None
+        raise
+    if created_at < retention_cutoff():
+        raise EventPurged()
+    return Position(tx, seq)
+
+
 def event_feed(*, organization: Organization, after_event_id=None, kinds=None, limit: int) -> FeedPage:
     """The organization's events after the event `after_event_id` (from the first one without it),
     in feed order, as (id, body) rows; `kinds` narrows them. `webhook.teste` is never in the feed.
@@ -81,6 +104,5 @@ def event_feed(*, organization: Organization, after_event_id=None, kinds=None, l
     feed = WebhookEvent.objects.filter(organization=organization, kind__in=FEED_EVENTS)
     position = START
     if after_event_id is not None:
-        positions = feed.values_list("change_tx", "change_seq")
-        position = Position(*object_by_id(positions, after_event_id, missing=EventNotFound))
+        position = _feed_position(feed, organization, after_event_id)
     return page_after(feed.filter(kind__in=kinds or FEED_EVENTS), position, limit=limit, columns=("id", "body"))

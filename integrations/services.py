@@ -120,6 +120,9 @@ def webhook_limit_check(*, organization: Organization) -> None:
         )
 
 
+MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
+
+
 def webhook_update(
     *,
     webhook: Webhook,
@@ -133,6 +136,11 @@ def webhook_update(
     cleaned = webhook_validate(name=name, url=url, events=events)
     if is_active is not None:
         cleaned["is_active"] = is_active
+    if is_active is not None and is_active != webhook.is_active:
+        # Turned on again: a fresh start, no old failure streak. Turned off by hand: said so.
+        cleaned["deactivated_at"] = None if is_active else timezone.now()
+        cleaned["deactivation_reason"] = "" if is_active else MANUAL_DEACTIVATION_REASON
+        cleaned["failing_since"] = None
     if regenerate_secret:
         cleaned["previous_secret"] = webhook.secret
         cleaned["previous_secret_expires_at"] = timezone.now() + PREVIOUS_SECRET_GRACE

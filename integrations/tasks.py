@@ -6,7 +6,9 @@ from celery import shared_task
 from django.conf import settings
 
 from integrations.delivery import DISPATCH_BATCH, deliveries_claim_due, deliveries_mark_due, delivery_attempt
+from integrations.health import webhooks_deactivate_failing
 from integrations.idempotency import idempotency_purge_expired
+from integrations.retention import events_purge_expired
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,16 @@ def dispatch_due_deliveries() -> int:
 @shared_task(name="integrations.purge_idempotency_records")
 def purge_idempotency_records() -> int:
     return idempotency_purge_expired()
+
+
+@shared_task(name="integrations.purge_expired_events", ignore_result=True)
+def purge_expired_events() -> int:
+    return events_purge_expired()
+
+
+@shared_task(name="integrations.deactivate_failing_webhooks", ignore_result=True)
+def deactivate_failing_webhooks() -> int:
+    return webhooks_deactivate_failing()
 
 
 def deliveries_enqueue(pending: list[tuple]) -> int:

@@ -317,6 +317,7 @@ ERROR_DESCRIPTIONS = {
     403: "Acesso negado.",
     404: "Não encontrado (um id de outra organização responde como um id inexistente).",
     409: "Conflito com o estado do recurso.",
+    410: "Recurso removido.",
     413: "Corpo da requisição acima de 1 MiB (campo `body`).",
     415: "Content-Type diferente de application/json (campo `Content-Type`).",
     422: "Erro de validação: cada campo inválido com suas mensagens.",

@@ -99,7 +99,14 @@ class EventFeedViewSet(PartnerViewSet):
         responses={
             200: envelope("EventosListados", EventFeedOut),
             **errors(
-                404, descriptions={404: "`depois_de` não é um evento do feed desta organização (campo `depois_de`)."}
+                404,
+                410,
+                descriptions={
+                    404: "`depois_de` não é um evento do feed desta organização (campo `depois_de`).",
+                    410: "`depois_de` é de um evento anterior à retenção (`EVENT_RETENTION_DAYS`, 30 dias), ou "
+                    "desconhecido depois que eventos da organização foram removidos (campo `depois_de`): "
+                    "ressincronize pela lista de alterações e recomece o feed sem `depois_de`.",
+                },
             ),
         },
     )

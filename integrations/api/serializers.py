@@ -52,6 +52,14 @@ class WebhookOut(serializers.Serializer):
     ativo = serializers.BooleanField(source="is_active")
     criado_em = serializers.DateTimeField(source="created_at")
     atualizado_em = serializers.DateTimeField(source="updated_at")
+    desativado_em = serializers.DateTimeField(
+        source="deactivated_at", allow_null=True, help_text="Quando foi desativado; null quando ativo."
+    )
+    motivo_desativacao = serializers.SerializerMethodField(help_text="Por que foi desativado; null quando ativo.")
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_motivo_desativacao(self, webhook) -> str | None:
+        return webhook.deactivation_reason or None
 
 
 class WebhookWithSecretOut(WebhookOut):

@@ -12,7 +12,17 @@ from tests.factories import make_webhook
 
 URL = "/api/webhooks"
 CREATED = "Webhook criado. Guarde o segredo: ele não será exibido novamente."
-WEBHOOK_FIELDS = {"id", "nome", "url", "eventos", "ativo", "criado_em", "atualizado_em"}
+WEBHOOK_FIELDS = {
+    "id",
+    "nome",
+    "url",
+    "eventos",
+    "ativo",
+    "criado_em",
+    "atualizado_em",
+    "desativado_em",
+    "motivo_desativacao",
+}
 
 pytestmark = pytest.mark.usefixtures("example_dns")
 
@@ -76,6 +86,8 @@ def test_create_returns_200_with_the_webhook_and_its_secret(manager, organizatio
         "ativo": True,
         "criado_em": data["criado_em"],
         "atualizado_em": data["atualizado_em"],
+        "desativado_em": None,
+        "motivo_desativacao": None,
         "segredo": stored.secret,
     }
     assert data["criado_em"].endswith("Z")
@@ -162,6 +174,8 @@ def test_list_returns_the_organizations_webhooks_without_secrets(manager, organi
         "ativo": True,
         "criado_em": body["data"][0]["criado_em"],
         "atualizado_em": body["data"][0]["atualizado_em"],
+        "desativado_em": None,
+        "motivo_desativacao": None,
     }
     raw = response.content.decode()
     assert first.secret not in raw
@@ -199,6 +213,8 @@ def test_read_returns_the_webhook_without_its_secret(manager, webhook):
             "ativo": True,
             "criado_em": body["data"]["criado_em"],
             "atualizado_em": body["data"]["atualizado_em"],
+            "desativado_em": None,
+            "motivo_desativacao": None,
         },
         "errors": [],
     }
@@ -245,6 +261,8 @@ def test_update_changes_name_url_events_and_active_without_showing_the_secret(ma
             "ativo": False,
             "criado_em": body["data"]["criado_em"],
             "atualizado_em": body["data"]["atualizado_em"],
+            "desativado_em": body["data"]["desativado_em"],
+            "motivo_desativacao": "Desativado manualmente.",
         },
         "errors": [],
     }

@@ -1,0 +1,66 @@
+"""Retention: events older than EVENT_RETENTION_DAYS go, with their deliveries and attempts.
+
+Small batches, each its own short transaction, within a time budget: no long lock, and a
+backlog drains over several runs. Each organization's purge horizon is kept, so the event
+feed can tell a partner that its `depois_de` may have been purged (410) rather than unknown.
+"""
+
+import time
+from datetime import timedelta
+
+import structlog
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from helpdesk.purge import PURGE_BATCH, PURGE_TIME_BUDGET
+from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
+
+logger = structlog.get_logger(__name__)
+
+
+def retention_cutoff(now=None):
+    return (now or timezone.now()) - timedelta(days=settings.EVENT_RETENTION_DAYS)
+
+
+def events_purge_expired(*, now=None, batch: int = PURGE_BATCH, budget: float = PURGE_TIME_BUDGET) -> int:
+    """Delete expired events a batch at a time; returns how many events went."""
+    cutoff = retention_cutoff(now)
+    started = time.monotonic()
+    purged = 0
+    while time.monotonic() - started < budget:
+        deleted = _purge_batch(cutoff, batch)
+        purged += deleted
+        if deleted < batch:
+            break
+    if purged:
+        logger.info("events_purged", events=purged)
+    return purged
+
+
+def _purge_batch(cutoff, batch: int) -> int:
+    with transaction.atomic():
+        expired = WebhookEvent.objects.filter(created_at__lt=cutoff).order_by("created_at")
+        ids = list(expired.values_list("pk", flat=True)[:batch])
+        if not ids:
+            return 0
+        horizons = (
+            WebhookEvent.objects.filter(pk__in=ids)
+            .values("organization_id")
+            .annotate(newest=Max("created_at"))
+            .values_list("organization_id", "newest")
+        )
+        for organization_id, newest in horizons:
+            horizon, created = EventPurgeHorizon.objects.get_or_create(
+                organization_id=organization_id, defaults={"purged_before": newest}
+            )
+            if not created and horizon.purged_before < newest:
+                EventPurgeHorizon.objects.filter(pk=organization_id, purged_before__lt=newest).update(
+                    purged_before=newest
+                )
+        # Children first, each one statement by the parent's (indexed) key.
+        WebhookDeliveryAttempt.objects.filter(delivery__event_id__in=ids).delete()
+        WebhookDelivery.objects.filter(event_id__in=ids).delete()
+        deleted, _ = WebhookEvent.objects.filter(pk__in=ids).delete()
+        return deleted
