@@ -205,6 +205,7 @@ CELERY_BEAT_SCHEDULE = {
     "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
     "purge-expired-events": {"task": "integrations.purge_expired_events", "schedule": 600.0},
     "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
+    "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
 }
 
 # --- I18N, time -----------------------------------------------------------
@@ -233,6 +234,44 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 AVATAR_URL_MAX_AGE = 30 * 60
 # Agent photos (admin and create_agent): stored under their real format's extension, at most this size.
 AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=2 * 1024 * 1024)
+
+# --- Attachments (tickets.attachments; docs/operations.md, "Attachment storage") ---
+# The largest file, counted while it streams to a temporary file (413 past it), and how many a ticket holds.
+ANEXO_MAX_BYTES = env.int("ANEXO_MAX_BYTES", default=10 * 1024 * 1024)
+ANEXOS_POR_TICKET = env.int("ANEXOS_POR_TICKET", default=50)
+ATTACHMENT_URL_MAX_AGE = 30 * 60  # the service's own signed download link
+ATTACHMENT_PRESIGNED_MAX_AGE = 5 * 60  # object storage: the presigned URL that link redirects to
+# Object storage when a bucket is named (django-storages' S3Storage: AWS S3 or any S3-compatible
+# server); else files under DATA_DIR/attachments. Keys are random, never the file's name.
+AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
+if AWS_STORAGE_BUCKET_NAME:
+    STORAGES["attachments"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "location": env.str("AWS_LOCATION", default="anexos"),
+            # Unset: boto3 finds credentials and region itself (instance role, ~/.aws, its own variables).
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+            "access_key": env.str("AWS_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default="") or None,
+            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+            "addressing_style": env.str("AWS_S3_ADDRESSING_STYLE", default="") or None,
+            "signature_version": "s3v4",
+            "default_acl": None,  # the bucket's own (private) policy
+            "querystring_auth": True,
+            "querystring_expire": ATTACHMENT_PRESIGNED_MAX_AGE,
+            "file_overwrite": False,
+        },
+    }
+else:
+    STORAGES["attachments"] = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {
+            "location": DATA_DIR / "attachments",
+            "file_permissions_mode": 0o600,
+            "directory_permissions_mode": 0o700,
+        },
+    }
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
@@ -273,6 +312,7 @@ SPECTACULAR_SETTINGS = {
         "Sucesso": [(True, True)],
         "Falha": [(False, False)],
         "MensagemDeValidacao": ["Erro de validação"],
+        "TipoDoAnexo": "tickets.attachments.content.SERVED_TYPES",
     },
 }
 

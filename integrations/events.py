@@ -19,8 +19,10 @@ from django.utils import timezone
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
+from tickets.api.attachment_serializers import attachment_event
 from tickets.api.output import iso, reply_public, ticket_summary
-from tickets.models import Reply, ReplyOrigin, Ticket
+from tickets.attachments.selectors import ATTACHMENT_COLUMNS
+from tickets.models import Attachment, AttachmentSender, Reply, ReplyOrigin, Ticket
 from tickets.selectors import REPLY_COLUMNS, TICKET_COLUMNS
 
 
@@ -88,6 +90,25 @@ def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> We
 def is_agent_public_reply(reply: Reply) -> bool:
     """Only agents' public replies are news to the partner: no echo, no notes."""
     return reply.origin == ReplyOrigin.AGENT and not reply.is_internal
+
+
+def attachment_added_event(attachment: Attachment) -> WebhookEvent:
+    """One per file of an agent's public reply: the ticket and the attachment's metadata, no link (a
+    signed link would expire before the retries end; the partner asks the list for a fresh one)."""
+    return event_emit(
+        organization=attachment.ticket.organization,
+        kind=EventKind.ATTACHMENT_ADDED,
+        data_builder=lambda: {
+            "ticket": _ticket_data(attachment.ticket_id),
+            "anexo": attachment_event(Attachment.objects.values_list(*ATTACHMENT_COLUMNS).get(pk=attachment.pk)),
+        },
+    )
+
+
+def is_agent_public_attachment(attachment: Attachment) -> bool:
+    """News to the partner: a file an agent sent with a public reply (never a note's, never the partner's own)."""
+    reply = attachment.reply
+    return attachment.sender == AttachmentSender.AGENT and reply is not None and is_agent_public_reply(reply)
 
 
 def ticket_resolved_event(ticket: Ticket) -> WebhookEvent:

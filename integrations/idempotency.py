@@ -37,6 +37,13 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
     return hashlib.sha256(b"\n".join([method.encode(), path.encode(), canonical])).hexdigest()
 
 
+def multipart_fingerprint(method: str, path: str, fields: dict[str, list[str]], files: list[tuple]) -> str:
+    """An upload is the same request when its fields and its files (field, name, size, SHA-256 computed
+    while streaming) are the same; the body is never held in memory to hash it."""
+    canonical = json.dumps({"campos": fields, "arquivos": sorted(files)}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(b"\n".join([method.encode(), path.encode(), canonical.encode()])).hexdigest()
+
+
 def idempotency_claim(*, credential: ApiCredential, key: str, request_fingerprint: str) -> IdempotencyRecord | Replay:
     """Claim the key for this request, or return the stored response to replay."""
     if not 1 <= len(key) <= 255:

@@ -64,10 +64,11 @@ class EventKind(models.TextChoices):
     PUBLIC_REPLY = "ticket.resposta_publica", "Resposta pública"
     REPLY_EDITED = "ticket.resposta_editada", "Resposta editada"
     RESOLVED = "ticket.resolvido", "Ticket resolvido"
+    ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
     TEST = "webhook.teste", "Teste"
 
 
-SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED, EventKind.ATTACHMENT_ADDED]
 # What GET /api/v1/eventos answers: what a webhook may subscribe to (never a webhook's test event).
 FEED_EVENTS = SUBSCRIBABLE_EVENTS
 

@@ -10,7 +10,7 @@ from django.dispatch import receiver
 
 from integrations import events
 from integrations.models import EventKind
-from tickets.models import Reply, Ticket
+from tickets.models import Attachment, Reply, Ticket
 
 
 @receiver(post_save, sender=Reply, dispatch_uid="integrations.reply_saved")
@@ -34,3 +34,9 @@ def ticket_saved(sender, instance: Ticket, created: bool, update_fields=None, ra
         return
     if instance.resolved_at is not None and instance.resolved_at != instance.loaded_value("resolved_at"):
         events.ticket_resolved_event(instance)
+
+
+@receiver(post_save, sender=Attachment, dispatch_uid="integrations.attachment_saved")
+def attachment_saved(sender, instance: Attachment, created: bool, raw=False, **kwargs) -> None:
+    if created and not raw and events.is_agent_public_attachment(instance):
+        events.attachment_added_event(instance)

@@ -25,6 +25,10 @@ PUBLIC_ADDRESS = "93.184.216.34"
 @pytest.fixture(autouse=True)
 def _isolated_cache_and_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    attachments = settings.STORAGES["attachments"]
+    if attachments["BACKEND"].endswith("FileSystemStorage"):  # S3: the run's bucket, random keys
+        location = {**attachments["OPTIONS"], "location": tmp_path / "attachments"}
+        settings.STORAGES = {**settings.STORAGES, "attachments": {**attachments, "OPTIONS": location}}
     # Real hashing costs ~0.3 s per user; the hasher is not what these tests test.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()

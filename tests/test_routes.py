@@ -14,6 +14,8 @@ ROUTES = {
     "/api/v1/tickets/{id}": ("GET",),
     "/api/v1/tickets/{id}/respostas": ("POST",),
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
+    "/api/v1/tickets/{id}/anexos": ("GET", "POST"),
+    "/api/v1/anexos/{token}": ("GET",),
     "/api/v1/atendentes": ("GET",),
     "/api/v1/atendentes/avatar/{token}": ("GET",),
     "/api/v1/eventos": ("GET",),
@@ -28,6 +30,7 @@ ROUTES = {
     "/api/tickets/{id}": ("GET", "PATCH"),
     "/api/tickets/{id}/respostas": ("POST",),
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
+    "/api/tickets/{id}/anexos": ("GET",),
     "/api/ticket-status": ("GET",),
 }
 

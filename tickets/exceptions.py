@@ -1,4 +1,4 @@
-from helpdesk.exceptions import AccessDenied, Conflict, NotFound
+from helpdesk.exceptions import AccessDenied, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
 
 
 class TicketNotFound(NotFound):
@@ -28,3 +28,38 @@ class StatusNotFound(NotFound):
     message = "Status não encontrado."
     field = "status_id"
     detail = "Status inexistente nesta organização."
+
+
+class AttachmentTooLarge(PayloadTooLarge):
+    message = "Arquivo muito grande."
+    field = "arquivo"
+
+    def __init__(self, *, max_bytes: int):
+        super().__init__(detail=f"Cada arquivo pode ter no máximo {format_bytes(max_bytes)}.")
+
+
+class AttachmentTypeRefused(UnsupportedMediaType):
+    message = "Tipo de arquivo não aceito."
+    field = "arquivo"
+
+
+class AttachmentLimitReached(Conflict):
+    message = "Limite de anexos atingido."
+    field = "arquivo"
+
+    def __init__(self, *, limit: int):
+        super().__init__(detail=f"Um ticket guarda no máximo {limit} anexos.")
+
+
+class AttachmentNotFound(NotFound):
+    message = "Anexo não encontrado."
+    field = "anexo"
+    detail = "O anexo não existe ou não está mais disponível."
+
+
+def format_bytes(size: int) -> str:
+    """10485760 -> "10 MiB"; sizes that are not whole MiB or KiB in bytes."""
+    for unit, factor in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"

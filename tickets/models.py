@@ -242,3 +242,45 @@ class Reply(TracksLoadedValues):
     def __str__(self) -> str:
         kind = "Nota interna" if self.is_internal else "Resposta"
         return f"{kind} de {self.created_at:%d/%m/%Y %H:%M}" if self.created_at else kind
+
+
+class AttachmentSender(models.TextChoices):
+    PARTNER = "parceiro", "Parceiro (API)"
+    AGENT = "atendente", "Atendente"
+
+
+class Attachment(models.Model):
+    """A file sent with a ticket: by the partner (alone or with one of its replies) or by an agent with a
+    public reply or an internal note. Public unless its reply is an internal note (never shown to a partner).
+
+    `storage_key` is the file's random name in the "attachments" storage (tickets.attachments.storage);
+    the name, the type sniffed from the content and the size are what the API shows.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="attachments"
+    )
+    ticket = models.ForeignKey(Ticket, verbose_name="ticket", on_delete=models.CASCADE, related_name="attachments")
+    reply = models.ForeignKey(
+        Reply, verbose_name="resposta", on_delete=models.CASCADE, null=True, blank=True, related_name="attachments"
+    )
+    storage_key = models.CharField("arquivo armazenado", max_length=255, unique=True, editable=False)
+    name = models.CharField("nome", max_length=255)
+    content_type = models.CharField("tipo", max_length=100)
+    size = models.PositiveBigIntegerField("tamanho (bytes)")
+    sha256 = models.CharField("SHA-256", max_length=64, editable=False)
+    sender = models.CharField("enviado por", max_length=20, choices=AttachmentSender.choices)
+    author_agent = models.ForeignKey(
+        Agent, verbose_name="atendente", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField("criado em", default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "anexo"
+        verbose_name_plural = "anexos"
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["ticket", "created_at", "id"], name="attachment_ticket_oldest")]
+
+    def __str__(self) -> str:
+        return self.name

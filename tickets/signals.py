@@ -5,7 +5,8 @@ from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from helpdesk.models import Agent, Organization
-from tickets.models import Contact, Reply, Ticket, TicketStatus
+from tickets.attachments.storage import files_delete_after_commit
+from tickets.models import Attachment, Contact, Reply, Ticket, TicketStatus
 from tickets.selectors import status_cache_forget
 from tickets.services import ticketing_setup, tickets_touch
 
@@ -57,3 +58,10 @@ def agent_name_shown_changed(sender, instance: Agent, created: bool, raw=False, 
     if before is not None and before != instance.name:
         replied = Reply.objects.filter(author_agent=instance, is_internal=False).values("ticket_id")
         tickets_touch(tickets=Ticket.objects.filter(pk__in=replied))
+
+
+@receiver(post_delete, sender=Attachment, dispatch_uid="tickets.attachment_deleted")
+def attachment_deleted(sender, instance: Attachment, **kwargs) -> None:
+    """However the row goes (a ticket or reply deleted in the admin, a cascade, a purge), its file goes
+    once the deletion commits; a rollback keeps both."""
+    files_delete_after_commit([instance.storage_key])

@@ -29,12 +29,16 @@ class EnvelopeViewMixin:
     # POST and PATCH handlers read a JSON object: an empty body is malformed JSON (400), not {}.
     # Actions without fields say `@action(..., takes_body=False)`.
     takes_body = True
+    # Actions that take multipart/form-data uploads (tickets.attachments.uploads): such a request is
+    # read, in chunks to temporary files, before any transaction begins, and its handler opens its own.
+    upload_actions: frozenset[str] = frozenset()
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions
         self.rate_limit(request)
         has_handler = hasattr(self, request.method.lower())
-        if self.takes_body and has_handler and request.method in ("POST", "PATCH") and not raw_body(request):
+        reads_json = self.takes_body and has_handler and not self.streams_upload(request._request)
+        if reads_json and request.method in ("POST", "PATCH") and not raw_body(request):
             raise domain.BadRequest("JSON inválido.", field="body", detail="O corpo da requisição está vazio.")
 
     def rate_limit(self, request) -> None:
@@ -44,7 +48,7 @@ class EnvelopeViewMixin:
         # A write request is one transaction, so a failure after a service
         # committed its part leaves nothing behind for a retry to duplicate.
         # Reads stay outside: on SQLite a transaction takes the write lock.
-        if request.method in SAFE_METHODS:
+        if request.method in SAFE_METHODS or self.streams_upload(request):
             return super().dispatch(request, *args, **kwargs)
         # A write that loses a race on a unique constraint (two creates with one new
         # external_id) runs once more, in a new transaction, and then sees the winner's row.
@@ -57,6 +61,12 @@ class EnvelopeViewMixin:
         self.retry_on_conflict = False
         with transaction.atomic():
             return super().dispatch(request, *args, **kwargs)
+
+    def streams_upload(self, request) -> bool:
+        """An upload is not held in the request's transaction: on SQLite that would hold the write lock,
+        and on PostgreSQL the change feeds' horizon, for as long as a slow client takes to send its file."""
+        action = getattr(self, "action_map", {}).get(request.method.lower())
+        return action in self.upload_actions and request.content_type == "multipart/form-data"
 
     def handle_exception(self, exc):
         if isinstance(exc, IntegrityError) and getattr(self, "retry_on_conflict", False):

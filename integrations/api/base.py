@@ -4,7 +4,7 @@ rate-limit headers, and Idempotency-Key replays for POST."""
 import json
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework import exceptions as drf
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -14,7 +14,15 @@ from helpdesk.api.base import EnvelopeViewSet, raw_body
 from helpdesk.api.renderers import enveloped
 from helpdesk.ratelimit import client_address, count_request
 from integrations.authentication import ApiKeyAuthentication
-from integrations.idempotency import HEADER, Replay, fingerprint, idempotency_claim, idempotency_complete
+from integrations.idempotency import (
+    HEADER,
+    Replay,
+    fingerprint,
+    idempotency_claim,
+    idempotency_complete,
+    multipart_fingerprint,
+)
+from tickets.attachments.uploads import upload_sha256
 
 
 def _credential_key(group, request) -> str:
@@ -55,10 +63,28 @@ class PartnerViewSet(EnvelopeViewSet):
             self._idempotency = idempotency_claim(
                 credential=request.auth,
                 key=key,
-                request_fingerprint=fingerprint(request.method, request.path, raw_body(request)),
+                request_fingerprint=self.request_fingerprint(request),
             )
             if isinstance(self._idempotency, Replay):
                 raise _ReplayStored(self._idempotency)
+
+    def request_fingerprint(self, request) -> str:
+        """What makes two requests with one Idempotency-Key the same request: the JSON body, or an
+        upload's fields and files (each file by its SHA-256, computed while it streamed)."""
+        if self.action in self.upload_actions:
+            self.read_upload(request)
+            fields = {name: request.data.getlist(name) for name in request.data if name not in request.FILES}
+            files = [
+                (field, upload.name, upload.size, upload_sha256(upload))
+                for field, uploads in request.FILES.lists()
+                for upload in uploads
+            ]
+            return multipart_fingerprint(request.method, request.path, fields, files)
+        return fingerprint(request.method, request.path, raw_body(request))
+
+    def read_upload(self, request) -> None:
+        """Upload actions: check what can be checked before the body, then read it (streamed)."""
+        raise NotImplementedError
 
     def handle_exception(self, exc):
         if isinstance(exc, _ReplayStored):
@@ -71,7 +97,10 @@ class PartnerViewSet(EnvelopeViewSet):
     def finalize_response(self, request, response, *args, **kwargs):
         idempotency = getattr(self, "_idempotency", None)
         # A rolled-back request takes its claim with it: a retry runs again.
-        if idempotency is not None and not isinstance(idempotency, Replay) and not transaction.get_rollback():
+        # An upload runs outside the request's transaction (EnvelopeViewMixin.streams_upload): its claim
+        # was committed, and a 5xx answer deletes it (idempotency_complete).
+        rolled_back = connection.in_atomic_block and transaction.get_rollback()
+        if idempotency is not None and not isinstance(idempotency, Replay) and not rolled_back:
             body = json.loads(JSONRenderer().render(enveloped(response)))
             idempotency_complete(record=idempotency, status_code=response.status_code, body=body)
         response = super().finalize_response(request, response, *args, **kwargs)

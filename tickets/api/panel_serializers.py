@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from helpdesk.api.fields import StrictBooleanField, StrictUUIDField, TextField
+from tickets.api.attachment_serializers import PanelAttachmentOut
 from tickets.api.serializers import ReplyPublicOut, TicketListQuery, TicketSummaryOut
 from tickets.models import Priority, StatusCategory
 
@@ -21,6 +22,10 @@ class PanelAgentRefOut(serializers.Serializer):
 
 class PanelReplyOut(ReplyPublicOut):
     interna = serializers.BooleanField(source="is_internal")
+
+
+class PanelReplyWithAttachmentsOut(PanelReplyOut):
+    anexos = PanelAttachmentOut(many=True, required=False, help_text="Só na resposta a um envio multipart/form-data.")
 
 
 class PanelTicketOut(TicketSummaryOut):

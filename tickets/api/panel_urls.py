@@ -1,7 +1,9 @@
 from helpdesk.api.routers import ApiRouter
+from tickets.api.attachment_views import PanelTicketAttachmentViewSet
 from tickets.api.panel_views import PanelStatusViewSet, PanelTicketViewSet
 
 router = ApiRouter()
 router.register("tickets", PanelTicketViewSet, basename="panel-ticket")
+router.register(r"tickets/(?P<id>[^/]+)/anexos", PanelTicketAttachmentViewSet, basename="panel-ticket-attachment")
 router.register("ticket-status", PanelStatusViewSet, basename="panel-status")
 urlpatterns = router.urls

@@ -5,18 +5,23 @@ from rest_framework.decorators import action
 
 from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import AgentPanelViewSet
+from helpdesk.api.parsers import JSONObjectParser
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
+from tickets.api.attachment_serializers import PanelReplyUploadIn, attachment_row, attachments_panel
 from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
 from tickets.api.panel_serializers import (
     PanelReplyEditIn,
     PanelReplyIn,
     PanelReplyOut,
+    PanelReplyWithAttachmentsOut,
     PanelStatusOut,
     PanelTicketListQuery,
     PanelTicketOut,
     PanelTicketUpdateIn,
 )
+from tickets.attachments.services import reply_create_with_attachments
+from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, use_streamed_uploads
 from tickets.selectors import (
     PANEL_TICKET_COLUMNS,
     reply_get,
@@ -33,11 +38,14 @@ from tickets.services import (
 )
 
 TAGS = ["Painel: tickets"]
+FILES_PER_REPLY = 10
 TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
 REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 
 class PanelTicketViewSet(AgentPanelViewSet):
+    upload_actions = frozenset({"replies"})
+
     @extend_schema(
         operation_id="panel_tickets_list",
         tags=TAGS,
@@ -96,20 +104,50 @@ class PanelTicketViewSet(AgentPanelViewSet):
     @extend_schema(
         operation_id="panel_replies_create",
         tags=TAGS,
-        description="Resposta pública (dispara `ticket.resposta_publica`) ou nota interna (`interna: true`).",
-        request=PanelReplyIn,
+        description=(
+            "Resposta pública (dispara `ticket.resposta_publica`) ou nota interna (`interna: true`). Em "
+            "`multipart/form-data`, com arquivos no campo `arquivo` (repetível, até 10): a resposta e os arquivos "
+            "ficam juntos ou nenhum fica, e a resposta devolvida traz `anexos`. Cada arquivo de uma resposta "
+            "pública dispara `ticket.anexo_adicionado`; os de uma nota interna nunca saem para o parceiro."
+        ),
+        request={"application/json": PanelReplyIn, "multipart/form-data": PanelReplyUploadIn},
         responses={
-            201: envelope("RespostaDoAtendenteEnviada", PanelReplyOut),
-            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+            201: envelope("RespostaDoAtendenteEnviada", PanelReplyWithAttachmentsOut),
+            **errors(
+                404,
+                409,
+                413,
+                415,
+                descriptions={
+                    404: TICKET_NOT_FOUND,
+                    409: "Os arquivos passariam de ANEXOS_POR_TICKET anexos no ticket (campo `arquivo`).",
+                    413: "Um arquivo acima de ANEXO_MAX_BYTES (campo `arquivo`), ou um corpo JSON acima de 1 MiB.",
+                    415: "Corpo que não é JSON nem multipart/form-data (campo `Content-Type`), ou tipo de arquivo não "
+                    "aceito (campo `arquivo`).",
+                },
+            ),
         },
     )
-    @action(detail=True, methods=["post"], url_path="respostas")
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="respostas",
+        parser_classes=[JSONObjectParser, StreamedMultiPartParser],
+    )
     def replies(self, request, id):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
-        payload = PanelReplyIn(data=request.data)
+        if not self.streams_upload(request._request):
+            payload = PanelReplyIn(data=request.data)
+            payload.is_valid(raise_exception=True)
+            reply = reply_create_by_agent(ticket=ticket, agent=self.agent, **payload.validated_data)
+            return EnvelopeResponse(reply_panel(reply_row(reply)), message="Resposta enviada.", status=201)
+        use_streamed_uploads(request, max_files=FILES_PER_REPLY)
+        payload = PanelReplyUploadIn(data=_reply_form(request))
         payload.is_valid(raise_exception=True)
-        reply = reply_create_by_agent(ticket=ticket, agent=self.agent, **payload.validated_data)
-        return EnvelopeResponse(reply_panel(reply_row(reply)), message="Resposta enviada.", status=201)
+        reply, attachments = reply_create_with_attachments(ticket=ticket, agent=self.agent, **payload.validated_data)
+        rows = [attachment_row(attachment) for attachment in attachments]
+        data = {**reply_panel(reply_row(reply)), "anexos": attachments_panel(request, rows)}
+        return EnvelopeResponse(data, message="Resposta enviada.", status=201)
 
     @extend_schema(
         operation_id="panel_replies_update",
@@ -150,3 +188,10 @@ class PanelStatusViewSet(AgentPanelViewSet):
     def list(self, request):
         statuses = status_list(organization=self.organization)
         return EnvelopeResponse(PanelStatusOut(statuses, many=True).data, message="Status listados.")
+
+
+def _reply_form(request) -> dict:
+    """The multipart reply's fields for PanelReplyUploadIn: text as sent, every `arquivo` file."""
+    data = {name: request.data[name] for name in ("mensagem", "interna") if name in request.data}
+    data[FIELD] = request.FILES.getlist(FIELD)
+    return data

@@ -1,0 +1,1 @@
+"""Attachments of tickets and replies: storage, the content checks, the streamed upload, signed links."""

@@ -1,0 +1,72 @@
+"""What an attachment may be: its type sniffed from the content (libmagic, never the client's header
+or the file's name) against an allow-list, and its name cleaned for display and downloads."""
+
+import unicodedata
+
+import magic
+
+# The types a help desk takes: images, PDF, plain text and CSV, office documents (OOXML, OpenDocument,
+# legacy Office) and ZIP. What libmagic names each of them, mapped to the type the download serves.
+ALLOWED_TYPES = {
+    "image/png": "image/png",
+    "image/jpeg": "image/jpeg",
+    "image/gif": "image/gif",
+    "image/webp": "image/webp",
+    "application/pdf": "application/pdf",
+    "text/plain": "text/plain",
+    "text/csv": "text/csv",
+    "application/zip": "application/zip",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": (
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    ),
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    ),
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": (
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    ),
+    "application/vnd.oasis.opendocument.text": "application/vnd.oasis.opendocument.text",
+    "application/vnd.oasis.opendocument.spreadsheet": "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.presentation": "application/vnd.oasis.opendocument.presentation",
+    "application/msword": "application/msword",
+    "application/vnd.ms-excel": "application/vnd.ms-excel",
+    "application/vnd.ms-powerpoint": "application/vnd.ms-powerpoint",
+}
+# What a download may be served as (the OpenAPI enum of `tipo`).
+SERVED_TYPES = sorted(set(ALLOWED_TYPES.values()))
+ALLOWED_DESCRIPTION = (
+    "imagens (PNG, JPEG, GIF, WebP), PDF, texto, CSV, documentos de escritório (Office, OpenDocument) e ZIP"
+)
+
+MAX_NAME_LENGTH = 255
+FALLBACK_NAME = "arquivo"
+# Bidirectional controls: "fatura\u202efdp.exe" shows as "fatura.pdf"; zero-width joiners (emoji) stay.
+_BIDI_CONTROLS = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+
+
+def sniff(path: str | None = None, *, data: bytes | None = None) -> str | None:
+    """The served type of this content, or None when it is not on the allow-list."""
+    found = magic.from_file(path, mime=True) if path is not None else magic.from_buffer(data or b"", mime=True)
+    return ALLOWED_TYPES.get(found)
+
+
+def clean_name(raw: str | None) -> str:
+    """No folders, no control or bidirectional characters, no blank ends, at most 255 characters
+    (the extension kept); Unicode is kept, in its composed form."""
+    name = unicodedata.normalize("NFC", raw or "")
+    name = name.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(
+        char
+        for char in name
+        if unicodedata.category(char) not in ("Cc", "Cs", "Co", "Cn") and char not in _BIDI_CONTROLS
+    )
+    name = name.strip()
+    if name in ("", ".", ".."):
+        return FALLBACK_NAME
+    if len(name) > MAX_NAME_LENGTH:
+        stem, dot, extension = name.rpartition(".")
+        if dot and stem and len(extension) <= 16:
+            name = stem[: MAX_NAME_LENGTH - len(extension) - 1].rstrip() + "." + extension
+        else:
+            name = name[:MAX_NAME_LENGTH].rstrip()
+    return name

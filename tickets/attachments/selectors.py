@@ -1,0 +1,31 @@
+"""Read queries of attachments: a page of a ticket's attachments is two statements (count and rows)."""
+
+from django.db.models import Q, QuerySet
+
+from tickets.models import Attachment, Ticket
+
+# Rows for the output builders (tickets.api.attachment_output), no model instances.
+ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
+PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal", "sender")
+
+# An attachment is public unless its reply is an internal note.
+PUBLIC = Q(reply__isnull=True) | Q(reply__is_internal=False)
+
+
+def attachment_list_public(*, ticket: Ticket) -> QuerySet[Attachment]:
+    """The ticket's attachments a partner may see (the customer's and agents' public ones), oldest first."""
+    return Attachment.objects.filter(PUBLIC, ticket_id=ticket.pk).order_by("created_at", "id")
+
+
+def attachment_list_panel(*, ticket: Ticket) -> QuerySet[Attachment]:
+    """Every attachment of the ticket, internal notes' included, oldest first."""
+    return Attachment.objects.filter(ticket_id=ticket.pk).order_by("created_at", "id")
+
+
+def attachment_for_download(*, attachment_id, organization_id, include_internal: bool) -> Attachment | None:
+    """The attachment a signed link names, in the organization it was signed for; an internal note's
+    only for a link signed for agents."""
+    attachments = Attachment.objects.filter(pk=attachment_id, organization_id=organization_id)
+    if not include_internal:
+        attachments = attachments.filter(PUBLIC)
+    return attachments.only("id", "storage_key", "name", "content_type", "size").first()

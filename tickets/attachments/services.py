@@ -1,0 +1,207 @@
+"""Every write of attachments: the partner's upload, an agent's reply or note with files, the orphan sweep.
+
+A file is written before its row, with the ticket's row lock taken only for the count and the insert.
+When this service's own transaction fails, the files it wrote are deleted at once. When an enclosing
+transaction it does not own rolls back later (the admin's), the files stay without a row: the hourly
+sweep (`attachment_files_sweep`) removes stored files older than an hour that no row names. Deleting
+rows (a ticket, a reply) deletes their files after the commit (tickets.signals).
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+
+from helpdesk.exceptions import AccessDenied, ValidationFailed
+from helpdesk.models import Agent, Organization
+from tickets.attachments.content import ALLOWED_DESCRIPTION, clean_name, sniff
+from tickets.attachments.storage import attachment_storage, file_delete, new_key, recent_hour_folders
+from tickets.attachments.uploads import FIELD, upload_sha256
+from tickets.exceptions import (
+    AttachmentLimitReached,
+    AttachmentTooLarge,
+    AttachmentTypeRefused,
+    ReplyNotFound,
+    TicketClosed,
+)
+from tickets.models import Attachment, AttachmentSender, Reply, ReplyOrigin, StatusCategory, Ticket
+from tickets.services import _locked_ticket, reply_create_by_agent
+
+logger = logging.getLogger(__name__)
+
+# A stored file no row names is an orphan once it is this old (no upload takes that long).
+ORPHAN_AFTER = timedelta(hours=1)
+# How far back the sweep looks: beat runs it hourly, so a day covers a long outage of beat.
+SWEEP_WITHIN = timedelta(days=2)
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    """An upload that passed the checks, ready to store: its cleaned name, served type, size and digest."""
+
+    upload: UploadedFile
+    name: str
+    content_type: str
+    size: int
+    sha256: str
+
+
+def attachment_check(upload: UploadedFile) -> CheckedFile:
+    """The rules of one file, before anything is stored: not empty (422), at most ANEXO_MAX_BYTES (413),
+    a type sniffed from the content on the allow-list (415)."""
+    if not upload.size:
+        raise ValidationFailed({FIELD: ["O arquivo enviado está vazio."]})
+    if upload.size > settings.ANEXO_MAX_BYTES:
+        raise AttachmentTooLarge(max_bytes=settings.ANEXO_MAX_BYTES)
+    if hasattr(upload, "temporary_file_path"):
+        content_type = sniff(upload.temporary_file_path())
+    else:
+        content_type = sniff(data=upload.read(2 * 1024 * 1024))
+        upload.seek(0)
+    if content_type is None:
+        raise AttachmentTypeRefused(detail=f"Aceitos: {ALLOWED_DESCRIPTION}.")
+    return CheckedFile(upload, clean_name(upload.name), content_type, upload.size, upload_sha256(upload))
+
+
+def attachment_add_by_partner(*, organization: Organization, ticket_id, upload: UploadedFile, reply_id=None):
+    """The partner sends a file to its ticket, alone or with one of the replies it sent through the API.
+
+    The ticket and reply are looked up first (404, 403), then the file checked (422, 413, 415), then the
+    ticket's count (409). Errors are raised after the transaction, so a stored Idempotency-Key answer
+    stays (docs/decisions.md).
+    """
+    ticket = _ticket_of(organization, ticket_id)
+    reply = _partner_reply(ticket, reply_id) if reply_id is not None else None
+    checked = attachment_check(upload)
+    if ticket.status.category == StatusCategory.CLOSED:
+        raise _closed()
+    _ensure_room(ticket, 1)  # before storing anything; both checked again under the lock
+    [attachment] = _store_and_create(
+        ticket, [checked], reply=reply, sender=AttachmentSender.PARTNER, agent=None, write_reply=None
+    )
+    return attachment
+
+
+def reply_create_with_attachments(
+    *, ticket: Ticket, agent: Agent, body: str, internal: bool, uploads: list[UploadedFile]
+) -> tuple[Reply, list[Attachment]]:
+    """An agent's public reply or internal note with its files, in one transaction: the reply and every
+    file are kept, or none. The public reply's event, then one `ticket.anexo_adicionado` per file, are
+    written by integrations' adapters."""
+    checked = [attachment_check(upload) for upload in uploads]
+    if checked:
+        _ensure_room(ticket, len(checked))
+
+    def write_reply(locked: Ticket) -> Reply:
+        return reply_create_by_agent(ticket=locked, agent=agent, body=body, internal=internal)
+
+    if not checked:
+        return reply_create_by_agent(ticket=ticket, agent=agent, body=body, internal=internal), []
+    attachments = _store_and_create(
+        ticket, checked, reply=None, sender=AttachmentSender.AGENT, agent=agent, write_reply=write_reply
+    )
+    return attachments[0].reply, attachments
+
+
+def _ticket_of(organization: Organization, ticket_id) -> Ticket:
+    from tickets.selectors import ticket_get
+
+    return ticket_get(organization=organization, ticket_id=ticket_id)
+
+
+def _partner_reply(ticket: Ticket, reply_id) -> Reply:
+    """A reply of this ticket the organization sent through the API: another's, a note or an unknown id
+    is the 404 of a missing reply; an agent's public reply is a 403, as for an edit."""
+    from tickets.selectors import reply_get_public
+
+    try:
+        reply = reply_get_public(ticket=ticket, reply_id=reply_id)
+    except ReplyNotFound:
+        raise ReplyNotFound(field="resposta_id")
+    if reply.origin != ReplyOrigin.CUSTOMER_API:
+        raise AccessDenied(field="resposta_id", detail="Anexe arquivos somente às respostas enviadas pela API.")
+    return reply
+
+
+def _closed() -> TicketClosed:
+    return TicketClosed(detail="Tickets fechados não recebem novos anexos.")
+
+
+def _ensure_room(ticket: Ticket, adding: int) -> None:
+    if Attachment.objects.filter(ticket_id=ticket.pk).count() + adding > settings.ANEXOS_POR_TICKET:
+        raise AttachmentLimitReached(limit=settings.ANEXOS_POR_TICKET)
+
+
+def _store_and_create(ticket, checked: list[CheckedFile], *, reply, sender, agent, write_reply) -> list[Attachment]:
+    """Files first, then, under the ticket's row lock, the count and the rows; the files go again if
+    this transaction does not commit its rows."""
+    keys = [_store(item) for item in checked]
+    error = None
+    try:
+        with transaction.atomic(savepoint=False):
+            locked = _locked_ticket(ticket)
+            count = Attachment.objects.filter(ticket_id=locked.pk).count()
+            if locked.status.category == StatusCategory.CLOSED and sender == AttachmentSender.PARTNER:
+                error = _closed()
+            elif count + len(checked) > settings.ANEXOS_POR_TICKET:
+                error = AttachmentLimitReached(limit=settings.ANEXOS_POR_TICKET)
+            else:
+                owner = write_reply(locked) if write_reply is not None else reply
+                now = timezone.now()
+                attachments = [
+                    Attachment.objects.create(
+                        organization_id=locked.organization_id,
+                        ticket=locked,
+                        reply=owner,
+                        storage_key=key,
+                        name=item.name,
+                        content_type=item.content_type,
+                        size=item.size,
+                        sha256=item.sha256,
+                        sender=sender,
+                        author_agent=agent,
+                        created_at=now,
+                    )
+                    for key, item in zip(keys, checked, strict=True)
+                ]
+    except BaseException:
+        for key in keys:
+            file_delete(key)
+        raise
+    if error is not None:
+        for key in keys:
+            file_delete(key)
+        raise error
+    return attachments
+
+
+def _store(item: CheckedFile) -> str:
+    item.upload.seek(0)
+    return attachment_storage().save(new_key(), item.upload)
+
+
+def attachment_files_sweep(*, now=None) -> int:
+    """Deletes stored files that no row names, written between two days and an hour ago: what a
+    rolled-back transaction or a killed process left. Run hourly by beat; returns how many it deleted."""
+    now = now or timezone.now()
+    storage = attachment_storage()
+    deleted = 0
+    for folder in recent_hour_folders(now, older_than=ORPHAN_AFTER, within=SWEEP_WITHIN):
+        try:
+            _dirs, names = storage.listdir(folder)
+        except FileNotFoundError:
+            continue
+        if not names:
+            continue
+        keys = {f"{folder}/{name}" for name in names}
+        known = set(Attachment.objects.filter(storage_key__in=keys).values_list("storage_key", flat=True))
+        for key in sorted(keys - known):
+            file_delete(key)
+            deleted += 1
+    if deleted:
+        logger.info("attachment_orphans_deleted", extra={"count": deleted})
+    return deleted
