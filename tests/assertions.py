@@ -17,7 +17,7 @@ from integrations.models import (
 )
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
-from tickets.models import Contact, Reply, Ticket, TicketSequence, TicketStatus
+from tickets.models import Attachment, Contact, Reply, Ticket, TicketSequence, TicketStatus
 
 
 def assert_error(response, status: int, message: str, field: str) -> None:
@@ -106,6 +106,7 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "contacts": Contact.objects.filter(organization=organization),
         "tickets": Ticket.objects.filter(organization=organization),
         "replies": Reply.objects.filter(ticket__organization=organization),
+        "attachments": Attachment.objects.filter(organization=organization),
         "credentials": ApiCredential.objects.filter(organization=organization),
         "idempotency": IdempotencyRecord.objects.filter(credential__organization=organization),
         "webhooks": Webhook.objects.filter(organization=organization),

@@ -9,6 +9,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from helpdesk.api.panel import CanManagePublicApi, IsActiveAgent
@@ -31,7 +32,8 @@ from tests.factories import (
     status_of,
 )
 from tests.routes import api_routes, view_class_of
-from tickets.models import Reply, Ticket
+from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
+from tickets.models import Attachment, Reply, Ticket
 from tickets.services import RequesterData, ticket_update
 
 PARTNER, PANEL, MANAGEMENT, PUBLIC = "partner", "panel", "management", "public"
@@ -50,6 +52,9 @@ PUBLIC_ROUTES = {
     "/api/auth/logout": "blacklists the refresh token in the body; that token is the credential",
     # tests/helpdesk/test_agents_api.py proves the token: tampered or expired is a 403.
     "/api/v1/atendentes/avatar/{token}": "the signed, expiring token in the path is the credential",
+    # tests/attachments/test_attachment_list_and_download_api.py proves the token: tampered or expired is
+    # a 403, another organization's or an internal note's file the 404 of a missing one.
+    "/api/v1/anexos/{token}": "the signed, expiring token in the path is the credential",
 }
 
 # What `{id}` names, by the collection it follows; the other path parameters name one kind each.
@@ -161,6 +166,8 @@ class Tenant:
     customer_reply: Reply
     agent_reply: Reply
     note: Reply
+    attachment: Attachment
+    note_attachment: Attachment
     webhook: Webhook
     delivery: WebhookDelivery
     _clients: dict = field(default_factory=dict)
@@ -224,6 +231,20 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         )
         for n in range(2, tickets + 1)
     ]
+    customer_reply = make_customer_reply(first, body=f"Cliente {marker}")
+    note, [note_attachment] = reply_create_with_attachments(
+        ticket=first,
+        agent=admin.agent,
+        body=f"Nota com anexo {marker}",
+        internal=True,
+        uploads=[SimpleUploadedFile(f"nota {marker}.txt", f"Nota {marker}\n".encode(), "text/plain")],
+    )
+    attachment = attachment_add_by_partner(
+        organization=organization,
+        ticket_id=first.pk,
+        upload=SimpleUploadedFile(f"cliente {marker}.txt", f"Cliente {marker}\n".encode(), "text/plain"),
+        reply_id=customer_reply.pk,
+    )
     return Tenant(
         organization=organization,
         marker=marker,
@@ -231,9 +252,11 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         colleague=colleague,
         key=key,
         tickets=[first, *rest],
-        customer_reply=make_customer_reply(first, body=f"Cliente {marker}"),
+        customer_reply=customer_reply,
         agent_reply=make_agent_reply(first, admin.agent, body=f"Atendente {marker}"),
         note=make_agent_reply(first, admin.agent, body=f"Nota {marker}", internal=True),
+        attachment=attachment,
+        note_attachment=note_attachment,
         webhook=webhook,
         delivery=make_test_delivery(webhook),
     )
@@ -261,6 +284,9 @@ BODIES = {
         },
     },
     "POST /api/v1/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão"},
+    "POST /api/v1/tickets/{id}/anexos": lambda world: {
+        "arquivo": SimpleUploadedFile("intruso.txt", b"Intrusao\n", "text/plain")
+    },
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
     "POST /api/api-keys": lambda world: {"nome": "Integração"},
     "POST /api/webhooks": lambda world: {
@@ -295,6 +321,8 @@ SUCCESS = {
     "GET /api/v1/tickets/{id}": (200, "Ticket encontrado."),
     "POST /api/v1/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
+    "GET /api/v1/tickets/{id}/anexos": (200, "Anexos listados."),
+    "POST /api/v1/tickets/{id}/anexos": (201, "Anexo enviado."),
     "GET /api/v1/atendentes": (200, "Atendentes listados."),
     "GET /api/v1/eventos": (200, "Eventos listados."),
     "GET /api/api-keys": (200, "Credenciais listadas."),
@@ -313,6 +341,7 @@ SUCCESS = {
     "PATCH /api/tickets/{id}": (200, "Ticket atualizado."),
     "POST /api/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
+    "GET /api/tickets/{id}/anexos": (200, "Anexos listados."),
     "GET /api/ticket-status": (200, "Status listados."),
 }
 
@@ -336,5 +365,11 @@ def path_of(operation: Operation, owners: tuple) -> str:
 
 
 def send(client: APIClient, operation: Operation, path: str, body: dict | None, **extra):
+    """A body with a file goes as multipart/form-data (an upload), any other as JSON."""
     call = getattr(client, operation.method.lower())
-    return call(path, **extra) if body is None else call(path, body, format="json", **extra)
+    if body is None:
+        return call(path, **extra)
+    files = [value for value in body.values() if isinstance(value, SimpleUploadedFile)]
+    for file in files:
+        file.seek(0)  # the same body may be sent twice
+    return call(path, body, format="multipart" if files else "json", **extra)

@@ -31,7 +31,7 @@ PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente"}
 TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
 
 # Every event a webhook may subscribe to.
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
+ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido", "ticket.anexo_adicionado"]
 
 # The ticket changelist of the admin, where staff start.
 TICKET_CHANGELIST = "/admin/tickets/ticket/"

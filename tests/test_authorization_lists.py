@@ -160,6 +160,17 @@ def test_event_feed_has_only_the_callers_events(world):
     assert_no_trace(response, world)
 
 
+def test_attachment_lists_have_only_the_callers_files(world):
+    """A's ticket id is a 404 (the matrix); B's own ticket lists only B's files: the partner's without
+    the note's, the panel's with it."""
+    path = f"/api/v1/tickets/{world.b.ticket.pk}/anexos"
+    partner = world.b.client(PARTNER).get(path)
+    panel = world.b.client(PANEL).get(path.removeprefix("/api/v1").join(["/api", ""]))
+
+    assert_exactly(partner, "Anexos listados.", [world.b.attachment], world)
+    assert_exactly(panel, "Anexos listados.", [world.b.note_attachment, world.b.attachment], world)
+
+
 def assert_no_trace(response, world) -> None:
     leaked = sorted(trace for trace in world.a.traces() if trace in response.content.decode())
     assert not leaked, f"organization A's data in B's list: {leaked}"
@@ -176,6 +187,8 @@ LIST_TESTS = {
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,
+    "/api/v1/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
+    "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
 }
 
 

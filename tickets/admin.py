@@ -16,9 +16,10 @@ from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_
 from helpdesk.exceptions import ApplicationError, ValidationFailed
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
+from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
+from tickets.attachments.services import reply_create_with_attachments
 from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import (
-    reply_create_by_agent,
     reply_edit_as_agent,
     ticket_resolve,
     ticket_update,
@@ -26,6 +27,7 @@ from tickets.services import (
 )
 
 _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
+FILES_PER_REPLY = 10
 
 
 def status_badge(status: TicketStatus) -> str:
@@ -98,14 +100,15 @@ class ReplyThreadInline(admin.TabularInline):
     form = ReplyThreadForm
     verbose_name = "mensagem"
     verbose_name_plural = "conversa (em ordem; notas internas nunca saem para o parceiro)"
-    fields = ["created_at", "visibility", "author", "origin", "body", "edited"]
-    readonly_fields = ["created_at", "visibility", "author", "origin", "edited"]
+    fields = ["created_at", "visibility", "author", "origin", "body", "edited", "files"]
+    readonly_fields = ["created_at", "visibility", "author", "origin", "edited", "files"]
     extra = 0
     can_delete = False
     ordering = ["created_at", "id"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("author_agent", "author_contact")
+        queryset = super().get_queryset(request).select_related("author_agent", "author_contact")
+        return queryset.prefetch_related("attachments")
 
     def get_formset(self, request, obj=None, **kwargs):
         kwargs["form"] = type("ReplyThreadFormForAgent", (ReplyThreadForm,), {"agent": request_agent(request)})
@@ -122,6 +125,10 @@ class ReplyThreadInline(admin.TabularInline):
                 "Nota interna",
             )
         return format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+
+    @admin.display(description="anexos")
+    def files(self, reply: Reply) -> str:
+        return attachment_links(reply)
 
     @admin.display(description="autor")
     def author(self, reply: Reply) -> str:
@@ -140,6 +147,14 @@ class TicketAdminForm(forms.ModelForm):
         help_text="Deixe em branco para só alterar status, atendente ou prioridade.",
     )
     internal = forms.BooleanField(label="Nota interna (não visível para o cliente nem para o parceiro)", required=False)
+    attachments = MultipleFileField(
+        label="Anexos",
+        required=False,
+        help_text=(
+            f"Até {FILES_PER_REPLY} arquivos com a mensagem: imagens, PDF, texto, CSV, documentos de escritório e ZIP. "
+            "Os de uma nota interna nunca saem para o parceiro."
+        ),
+    )
 
     request = None
     # ticket_update's error keys (the panel API's field names) on this form's fields.
@@ -163,6 +178,7 @@ class TicketAdminForm(forms.ModelForm):
         cleaned = super().clean()
         if cleaned.get("new_reply", "").strip() and request_agent(self.request) is None:
             raise forms.ValidationError("Somente atendentes ativos da organização podem responder.")
+        check_attachments(self, cleaned, max_files=FILES_PER_REPLY)
         try:
             ticket_update_check(
                 ticket=self.instance,
@@ -203,7 +219,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     fieldsets = [
         (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
         ("Atendimento", {"fields": ["status", "assignee", "priority", "resolved_at"]}),
-        ("Responder", {"fields": ["new_reply", "internal"]}),
+        ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
 
@@ -255,8 +271,12 @@ class TicketAdmin(OrganizationScopedAdmin):
         super().save_related(request, form, formsets, change)
         body = form.cleaned_data.get("new_reply", "").strip()
         if body:
-            reply_create_by_agent(
-                ticket=form.instance, agent=request_agent(request), body=body, internal=form.cleaned_data["internal"]
+            reply_create_with_attachments(
+                ticket=form.instance,
+                agent=request_agent(request),
+                body=body,
+                internal=form.cleaned_data["internal"],
+                uploads=form.cleaned_data.get("attachments") or [],
             )
 
     @admin.action(description="Resolver os tickets selecionados", permissions=["change"])

@@ -197,9 +197,9 @@ def test_an_unknown_tipo_is_a_422_on_tipo(partner, organization, history):
         "errors": {
             "tipo": [
                 "Tipo de evento desconhecido: ticket.criado. Use um de: ticket.resposta_publica, "
-                "ticket.resposta_editada, ticket.resolvido.",
+                "ticket.resposta_editada, ticket.resolvido, ticket.anexo_adicionado.",
                 "Tipo de evento desconhecido: webhook.teste. Use um de: ticket.resposta_publica, "
-                "ticket.resposta_editada, ticket.resolvido.",
+                "ticket.resposta_editada, ticket.resolvido, ticket.anexo_adicionado.",
             ]
         },
     }
