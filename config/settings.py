@@ -245,6 +245,8 @@ ATTACHMENT_PRESIGNED_MAX_AGE = 5 * 60  # object storage: the presigned URL that 
 # server); else files under DATA_DIR/attachments. Keys are random, never the file's name.
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
 if AWS_STORAGE_BUCKET_NAME:
+    from boto3.s3.transfer import TransferConfig
+
     STORAGES["attachments"] = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
@@ -261,6 +263,9 @@ if AWS_STORAGE_BUCKET_NAME:
             "querystring_auth": True,
             "querystring_expire": ATTACHMENT_PRESIGNED_MAX_AGE,
             "file_overwrite": False,
+            # One PUT streamed from the upload's temporary file: boto3's multipart upload of a seekable
+            # file reads each 8 MiB part into memory (several at once), a web process must not.
+            "transfer_config": TransferConfig(multipart_threshold=ANEXO_MAX_BYTES + 1, use_threads=False),
         },
     }
 else:

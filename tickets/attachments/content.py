@@ -44,9 +44,16 @@ FALLBACK_NAME = "arquivo"
 _BIDI_CONTROLS = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
 
 
+# libmagic reads up to 7 MiB of a file by default, into memory: the start of a file is enough to tell
+# its type (an office document's parts are listed first), and a web process must not hold 7 MiB per upload.
+SNIFF_BYTES = 512 * 1024
+_magic = magic.Magic(mime=True)  # python-magic serialises calls on it with a lock
+_magic.setparam(magic.MAGIC_PARAM_BYTES_MAX, SNIFF_BYTES)
+
+
 def sniff(path: str | None = None, *, data: bytes | None = None) -> str | None:
     """The served type of this content, or None when it is not on the allow-list."""
-    found = magic.from_file(path, mime=True) if path is not None else magic.from_buffer(data or b"", mime=True)
+    found = _magic.from_file(path) if path is not None else _magic.from_buffer((data or b"")[:SNIFF_BYTES])
     return ALLOWED_TYPES.get(found)
 
 

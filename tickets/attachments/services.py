@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, Organization
-from tickets.attachments.content import ALLOWED_DESCRIPTION, clean_name, sniff
+from tickets.attachments.content import ALLOWED_DESCRIPTION, SNIFF_BYTES, clean_name, sniff
 from tickets.attachments.storage import attachment_storage, file_delete, new_key, recent_hour_folders
 from tickets.attachments.uploads import FIELD, upload_sha256
 from tickets.exceptions import (
@@ -60,7 +60,7 @@ def attachment_check(upload: UploadedFile) -> CheckedFile:
     if hasattr(upload, "temporary_file_path"):
         content_type = sniff(upload.temporary_file_path())
     else:
-        content_type = sniff(data=upload.read(2 * 1024 * 1024))
+        content_type = sniff(data=upload.read(SNIFF_BYTES))
         upload.seek(0)
     if content_type is None:
         raise AttachmentTypeRefused(detail=f"Aceitos: {ALLOWED_DESCRIPTION}.")
