@@ -170,3 +170,44 @@ def test_staff_of_another_organization_cannot_open_the_ticket(stack, page):
     assert page.locator("#id_new_reply").count() == 0
     page.goto(f"{stack.base_url}/admin/tickets/ticket/")
     assert page.locator(f"a[href*='{ticket['id']}']").count() == 0
+
+
+PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
+
+
+def test_staff_attach_files_in_the_admin_and_only_the_public_replys_reach_the_partner(stack, receiver, page, tmp_path):
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path, events=("ticket.anexo_adicionado",))
+    ticket = stack.create_ticket()
+    invoice = tmp_path / "comprovante março.pdf"
+    invoice.write_bytes(PDF)
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"erro 42 na entrega\n")
+    note_file = tmp_path / "interno.txt"
+    note_file.write_bytes(b"cliente VIP\n")
+
+    log_in(page, stack)
+    open_ticket(page, stack, ticket)
+    page.fill("#id_new_reply", "Segue o comprovante e o log.")
+    page.set_input_files("#id_attachments", [str(invoice), str(log)])
+    save_and_continue(page)
+    page.fill("#id_new_reply", "Anexo só para a equipe.")
+    page.check("#id_internal")
+    page.set_input_files("#id_attachments", [str(note_file)])
+    save_and_continue(page)
+
+    links = page.locator("a.anexo")
+    assert sorted(links.all_inner_texts()) == ["comprovante março.pdf", "interno.txt", "log.txt"]
+    staff_download = page.request.get(stack.base_url + links.filter(has_text="interno.txt").get_attribute("href"))
+    assert (staff_download.status, staff_download.body()) == (200, b"cliente VIP\n")
+    status, listed = stack.partner("GET", f"/api/v1/tickets/{ticket['id']}/anexos")
+    assert status == 200
+    files = {item["nome"]: item for item in listed["data"]["data"]}
+    assert set(files) == {"comprovante março.pdf", "log.txt"}
+    partner_download = page.request.get(files["comprovante março.pdf"]["url"])
+    assert (partner_download.status, partner_download.body()) == (200, PDF)
+    assert partner_download.headers["content-type"] == "application/pdf"
+    deliveries = wait_for(lambda: len(receiver.at(path)) == 2 and receiver.at(path), message="two deliveries")
+    names = sorted(json.loads(request.body)["data"]["anexo"]["nome"] for request in deliveries)
+    assert names == ["comprovante março.pdf", "log.txt"]
+    assert all("interno" not in request.body.decode() for request in receiver.at(path))
