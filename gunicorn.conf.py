@@ -36,12 +36,12 @@ keepalive = 5
 accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "false").lower() in ("1", "true", "yes") else None
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 
-# A signed agent-photo URL carries its credential in the path: the access log writes it without.
-_SIGNED_PHOTO_PATH = re.compile(r"(/api/v1/atendentes/avatar/)[^/?\s]+")
+# A signed agent-photo or attachment URL carries its credential in the path: the access log writes it without.
+_SIGNED_PHOTO_PATH = re.compile(r"(/api/v1/(?:atendentes/avatar|anexos)/)[^/?\s]+")
 
 
 class AccessLogger(Logger):
-    """gunicorn's logger; the path of a signed photo URL is written with `{token}` for its token."""
+    """gunicorn's logger; the path of a signed photo or attachment URL is written with `{token}` for its token."""
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)

@@ -51,10 +51,9 @@ def test_a_deletion_that_rolls_back_keeps_the_rows_and_the_files(upload, ticket,
     assert_success(upload(ticket), 201, "Anexo enviado.")
     key = Attachment.objects.get().storage_key
 
-    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
-        with transaction.atomic():
-            Ticket.objects.filter(pk=ticket.pk).delete()
-            raise RuntimeError("the admin's request failed after the delete")
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        Ticket.objects.filter(pk=ticket.pk).delete()
+        raise RuntimeError("the admin's request failed after the delete")
 
     assert Attachment.objects.get().storage_key == key
     assert key in stored_keys()

@@ -170,3 +170,14 @@ def test_a_signed_photo_url_is_logged_without_its_token(shipped_config, tmp_path
     assert '"GET /api/v1/atendentes/avatar/{token} HTTP/1.1" 200' in written
     for part in token.split(":"):
         assert part not in written
+
+
+def test_a_signed_attachment_url_is_logged_without_its_token(shipped_config, tmp_path):
+    """The token of /api/v1/anexos/<token> opens a file for 30 minutes."""
+    token = ".eJwNyrsNwDAIBcBdqINkLAyPbOMfbQaIsnt89b3U6SZgLmtZuPairNOTATeWULQwTBOhi55Tm:1xVGdI:ZujC0Hul8gb09CeM96w4lh3"
+
+    written = access_line(shipped_config, tmp_path, f"/api/v1/anexos/{token}", "")
+
+    assert '"GET /api/v1/anexos/{token} HTTP/1.1" 200' in written
+    for part in token.split(":"):
+        assert part not in written

@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+import requests
 from PIL import Image
 
 from tests.e2e.stack import ROOT, VENV_BIN, Receiver, Stack, free_port, wait_for
@@ -126,10 +127,14 @@ def _login(stack: Stack, email: str, password: str) -> dict:
     return _ok(stack.request("POST", "/api/auth/login", {"email": email, "senha": password}))
 
 
-def _png(path: Path) -> Path:
+def _png_bytes() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (8, 8), (200, 30, 30)).save(buffer, format="PNG")
-    path.write_bytes(buffer.getvalue())
+    return buffer.getvalue()
+
+
+def _png(path: Path) -> Path:
+    path.write_bytes(_png_bytes())
     return path
 
 
@@ -201,6 +206,8 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
             a.add("GET /api/v1/atendentes/avatar/{token}", token=forged)
     b_agents = b.partner("GET", "/api/v1/atendentes")["data"]
 
+    _seed_attachments(stack, a, b)
+
     # Webhooks: one that answers 200, one that answers 500, one nobody listens to; each gets
     # a delivery log from the agent replies above (and a test event), then the worker stops.
     up = a.webhook("ERP", receiver.base_url + receiver.new_path(200))
@@ -270,7 +277,42 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
             "atendente_id": {"a": [agent["id"] for agent in agents], "b": [agent["id"] for agent in b_agents]},
         },
         "check": {"key_id": a.key_id, "webhook_id": up["id"]},
+        "upload_files": [content.hex() for content in UPLOAD_FILES],
     }
+
+
+UPLOAD_FILES = [_png_bytes(), b"Registro do pedido 1234: entregue com atraso.\n"]
+
+
+def _upload(stack: Stack, key: str, ticket_id: str):
+    """A's or B's file on a ticket; None on a closed ticket (409)."""
+    response = requests.post(
+        f"{stack.base_url}/api/v1/tickets/{ticket_id}/anexos",
+        files={"arquivo": ("comprovante.png", UPLOAD_FILES[0], "image/png")},
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert response.status_code in (201, 409), response.content
+    return response.json()["data"] if response.status_code == 201 else None
+
+
+def _seed_attachments(stack: Stack, a: Organization, b: Organization) -> None:
+    """The attachment routes on every seeded ticket, a file on each open one, and A's signed links
+    (and a forged one, a 403). A link is its own credential whoever sends it: B's are never used."""
+    for org in (a, b):
+        for parameters in list(org.paths["GET /api/v1/tickets/{id}"]):
+            for label in (
+                "GET /api/v1/tickets/{id}/anexos",
+                "POST /api/v1/tickets/{id}/anexos",
+                "GET /api/tickets/{id}/anexos",
+            ):
+                org.add(label, **parameters)
+            attachment = _upload(stack, org.key, parameters["id"])
+            if attachment is not None and org is a:
+                link = attachment["url"].rsplit("/", 1)[1]
+                forged = link[:-4] + ("AAAA" if not link.endswith("AAAA") else "BBBB")
+                for token in (link, forged):
+                    org.add("GET /api/v1/anexos/{token}", token=token)
 
 
 def _all(paths: dict[str, list[dict]]):

@@ -64,14 +64,28 @@ class AttachmentUploadIn(serializers.Serializer):
     )
 
 
+class FormBooleanField(serializers.BooleanField):
+    """A form's true or false (any case), and nothing else: DRF's BooleanField also takes 1, "on", "yes"..."""
+
+    default_error_messages = {"invalid": "Informe true ou false."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        if isinstance(data, str) and data.lower() in ("true", "false"):
+            return data.lower() == "true"
+        self.fail("invalid")
+
+
 class PanelReplyUploadIn(serializers.Serializer):
     mensagem = TextField(source="body", max_length=65535)
-    interna = serializers.BooleanField(source="internal", required=False, default=False)
+    interna = FormBooleanField(source="internal", required=False, default=False)
     arquivo = serializers.ListField(
         child=serializers.FileField(allow_empty_file=True, use_url=False),
         source="uploads",
         required=False,
         default=list,
+        max_length=10,
         help_text="Repetível: os arquivos da resposta ou nota (cada um no máximo ANEXO_MAX_BYTES).",
     )
 

@@ -186,7 +186,9 @@ class AttachmentDownloadViewSet(EnvelopeViewSet):
         ),
         auth=[],
         responses={
-            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="O arquivo."),
+            (200, "*/*"): OpenApiResponse(
+                OpenApiTypes.BINARY, description="O arquivo, com o tipo reconhecido pelo conteúdo no envio."
+            ),
             302: OpenApiResponse(description="Armazenamento de objetos: o arquivo está na URL de `Location`."),
             **errors(
                 403,
