@@ -109,7 +109,7 @@ def attachment_event(row) -> dict:
 def attachment_row(attachment) -> tuple:
     """The PANEL_ATTACHMENT_COLUMNS row of an attachment the service returned (no re-read)."""
     names = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
-    internal = attachment.reply.is_internal if attachment.reply_id else False
+    internal = attachment.reply.is_internal if attachment.reply_id else None  # as the LEFT JOIN reads it
     return (*(getattr(attachment, name) for name in names), internal, attachment.sender)
 
 
