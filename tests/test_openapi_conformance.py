@@ -333,3 +333,61 @@ def test_the_webhook_url_pattern_agrees_with_the_service_rule(raw_schema, value)
     url = raw_schema["components"]["schemas"]["WebhookCreateInRequest"]["properties"]["url"]
 
     assert bool(re.search(url["pattern"], value)) == _service_accepts_url(value)
+
+
+# --- attachments ----------------------------------------------------------------------------------
+
+
+def test_attachment_answers_conform_to_the_schema(partner, agent_client, organization, documented, settings):
+    from tests.attachments.samples import PNG, REFUSED, upload_file
+    from tests.factories import make_ticket
+
+    ticket = make_ticket(organization)
+    upload_path = "/api/v1/tickets/{id}/anexos"
+    url = f"/api/v1/tickets/{ticket.pk}/anexos"
+
+    created = partner.post(url, {"arquivo": upload_file(PNG, "tela.png")}, format="multipart")
+    refused = partner.post(url, {"arquivo": upload_file(REFUSED["html"], "a.png")}, format="multipart")
+    missing = partner.post(url, {}, format="multipart")
+    as_json = partner.post(url, {"arquivo": "x"}, format="json")
+    settings.ANEXO_MAX_BYTES = 10
+    too_big = partner.post(url, {"arquivo": upload_file(PNG, "tela.png")}, format="multipart")
+    listed = partner.get(url)
+    panel = agent_client.get(f"/api/tickets/{ticket.pk}/anexos")
+    note = agent_client.post(
+        f"/api/tickets/{ticket.pk}/respostas",
+        {"mensagem": "Nota", "interna": "true", "arquivo": [upload_file(PNG, "n.png")]},
+        format="multipart",
+    )
+
+    assert [r.status_code for r in (created, refused, missing, as_json, too_big)] == [201, 415, 422, 415, 413]
+    for response in (created, refused, missing, as_json, too_big):
+        assert_conforms(documented, "POST", upload_path, response)
+    assert assert_conforms(documented, "GET", upload_path, listed)["data"]["total"] == 1
+    assert assert_conforms(documented, "GET", "/api/tickets/{id}/anexos", panel)["data"]["total"] == 1
+    settings.ANEXO_MAX_BYTES = 10 * 1024 * 1024
+    assert note.status_code == 413  # the limit above still holds for the note
+    note = agent_client.post(
+        f"/api/tickets/{ticket.pk}/respostas",
+        {"mensagem": "Nota", "interna": "true", "arquivo": [upload_file(PNG, "n.png")]},
+        format="multipart",
+    )
+    assert assert_conforms(documented, "POST", "/api/tickets/{id}/respostas", note)["data"]["anexos"][0]["interna"]
+    link = created.json()["data"]["url"].removeprefix("http://testserver")
+    download = Client().get(link)
+    if download.status_code == 200:  # the embedded storage; object storage answers 302
+        documented["/api/v1/anexos/{token}"]["GET"].validate_response(as_schemathesis_stream(download))
+    forbidden = Client().get(link[:-3] + ("AAA" if not link.endswith("AAA") else "BBB"))
+    assert_conforms(documented, "GET", "/api/v1/anexos/{token}", forbidden)
+
+
+def as_schemathesis_stream(response) -> schemathesis.Response:
+    request = requests.Request("GET", "http://testserver" + response.request["PATH_INFO"])
+    return schemathesis.Response(
+        status_code=response.status_code,
+        headers={name: [value] for name, value in response.headers.items()},
+        content=b"".join(response.streaming_content),
+        request=request.prepare(),
+        elapsed=0.0,
+        verify=True,
+    )
