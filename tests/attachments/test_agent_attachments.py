@@ -158,6 +158,16 @@ def test_a_panel_reply_with_files_still_needs_its_message(agent_client, ticket):
     assert not Attachment.objects.exists()
 
 
+def test_text_sent_as_arquivo_is_422_and_nothing_is_kept(agent_client, ticket):
+    data = {"mensagem": "Oi", "arquivo": "não é um arquivo"}
+
+    response = agent_client.post(REPLIES.format(ticket.pk), data, format="multipart")
+
+    assert response.status_code == 422
+    assert list(response.json()["errors"]) == ["arquivo.0"]
+    assert not Reply.objects.exists()
+
+
 def test_more_than_ten_files_in_one_reply_are_422(agent_client, ticket):
     response = reply_with_files(agent_client, ticket, [upload_file() for _ in range(11)])
 

@@ -193,5 +193,5 @@ class PanelStatusViewSet(AgentPanelViewSet):
 def _reply_form(request) -> dict:
     """The multipart reply's fields for PanelReplyUploadIn: text as sent, every `arquivo` file."""
     data = {name: request.data[name] for name in ("mensagem", "interna") if name in request.data}
-    data[FIELD] = request.FILES.getlist(FIELD)
+    data[FIELD] = request.data.getlist(FIELD)  # the files, and any text sent as `arquivo` (a 422)
     return data
