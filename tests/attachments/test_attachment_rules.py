@@ -75,3 +75,27 @@ def test_parallel_uploads_never_pass_anexos_por_ticket(postgres_only, settings):
 @pytest.fixture
 def ticket(organization):
     return make_ticket(organization)
+
+
+def test_without_libmagic_the_service_refuses_to_start_with_what_to_install(monkeypatch):
+    import builtins
+
+    from tickets import checks
+    from tickets.attachments import content
+
+    real_import = builtins.__import__
+
+    def no_libmagic(name, *args, **kwargs):
+        if name == "magic":
+            raise ImportError("failed to find libmagic.  Check your installation")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(content, "_magic", None)
+    monkeypatch.setattr(builtins, "__import__", no_libmagic)
+
+    [error] = checks.libmagic_is_installed(None)
+
+    assert error.id == "tickets.E001"
+    assert "apt-get install libmagic1" in error.hint
+    monkeypatch.undo()
+    assert checks.libmagic_is_installed(None) == []

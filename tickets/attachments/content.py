@@ -1,9 +1,8 @@
 """What an attachment may be: its type sniffed from the content (libmagic, never the client's header
 or the file's name) against an allow-list, and its name cleaned for display and downloads."""
 
+import threading
 import unicodedata
-
-import magic
 
 # The types a help desk takes: images, PDF, plain text and CSV, office documents (OOXML, OpenDocument,
 # legacy Office) and ZIP. What libmagic names each of them, mapped to the type the download serves.
@@ -47,13 +46,28 @@ _BIDI_CONTROLS = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F))
 # libmagic reads up to 7 MiB of a file by default, into memory: the start of a file is enough to tell
 # its type (an office document's parts are listed first), and a web process must not hold 7 MiB per upload.
 SNIFF_BYTES = 512 * 1024
-_magic = magic.Magic(mime=True)  # python-magic serialises calls on it with a lock
-_magic.setparam(magic.MAGIC_PARAM_BYTES_MAX, SNIFF_BYTES)
+_lock = threading.Lock()
+_magic = None
+
+
+def libmagic():
+    """One libmagic handle per process, made on first use (python-magic serialises calls on it).
+    Without Debian's libmagic1 this raises ImportError: the system check tickets.E001 says so at start."""
+    global _magic
+    with _lock:
+        if _magic is None:
+            import magic
+
+            handle = magic.Magic(mime=True)
+            handle.setparam(magic.MAGIC_PARAM_BYTES_MAX, SNIFF_BYTES)
+            _magic = handle
+    return _magic
 
 
 def sniff(path: str | None = None, *, data: bytes | None = None) -> str | None:
     """The served type of this content, or None when it is not on the allow-list."""
-    found = _magic.from_file(path) if path is not None else _magic.from_buffer((data or b"")[:SNIFF_BYTES])
+    handle = libmagic()
+    found = handle.from_file(path) if path is not None else handle.from_buffer((data or b"")[:SNIFF_BYTES])
     return ALLOWED_TYPES.get(found)
 
 
