@@ -286,12 +286,20 @@ SEMANTIC_REJECTIONS = {
 }
 
 
+# A file's type is recognised from its content, and its size counted as it streams: neither is
+# something a schema can say of `format: binary` (both are in the upload's description).
+FILE_REJECTIONS = {
+    415: ("Tipo de arquivo não aceito.", "arquivo"),
+    413: ("Arquivo muito grande.", "arquivo"),
+}
+
+
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
-    """Drops two kinds of failure, and only these:
+    """Drops these kinds of failure, and only these:
 
     - a schema-valid request refused (ST202) with a 422 whose every field error is one of
-      SEMANTIC_REJECTIONS;
+      SEMANTIC_REJECTIONS, or a file refused for its content or size (FILE_REJECTIONS);
     - a schema-violating body accepted because the service trims text before validating, as
       the fields' descriptions say (ST201 whose body is valid once its strings are trimmed);
     - a "schema-violating" multipart upload that was valid as sent (ST201): schemathesis cannot
@@ -303,6 +311,9 @@ def filter_failure(context, failure, case, response):
     if failure.code == "ST202" and response.status_code == 422:
         errors = json.loads(response.content)["errors"]
         keep = not (errors and all(_semantic(field, messages) for field, messages in errors.items()))
+    elif failure.code == "ST202" and response.status_code in FILE_REJECTIONS:
+        body = json.loads(response.content)
+        keep = (body["message"], body["errors"]["field"]) != FILE_REJECTIONS[response.status_code]
     elif failure.code == "ST201":
         keep = not (_valid_once_trimmed(case) or _multipart_valid_as_sent(case))
     if not keep:
