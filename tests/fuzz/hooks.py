@@ -276,6 +276,8 @@ SEMANTIC_REJECTIONS = {
     "credencial": ("Limite de 20 credenciais ativas por organização atingido. Revogue uma antes.",),
     # An Idempotency-Key reused with another body.
     "Idempotency-Key": ("Esta chave já foi usada com outra requisição.",),
+    # An empty file: the schema's minLength of a binary part is not always honoured by the generator.
+    "arquivo": ("O arquivo enviado está vazio.",),
     # A webhook URL whose host does not resolve, or not only to public addresses.
     "url": ("Não foi possível resolver o host da URL.", "O host da URL deve resolver apenas para endereços públicos."),
     # The change list's `desde`: a cursor only the service can make (signed), or an instant with its time zone.

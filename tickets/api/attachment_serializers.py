@@ -50,8 +50,13 @@ class PanelAttachmentOut(AttachmentOut):
         return attachment_url(self.context["request"], attachment.pk, attachment.organization_id, for_agent=True)
 
 
+@extend_schema_field({"type": "string", "format": "binary", "minLength": 1})
+class NonEmptyFileField(serializers.FileField):
+    """A file with at least one byte (an empty one is the service's 422, with its own message)."""
+
+
 class AttachmentUploadIn(serializers.Serializer):
-    arquivo = serializers.FileField(
+    arquivo = NonEmptyFileField(
         allow_empty_file=True,  # an empty file is the service's 422, with its own message
         use_url=False,
         help_text="O arquivo (no máximo ANEXO_MAX_BYTES, 10 MiB por padrão); o tipo é reconhecido pelo conteúdo.",
@@ -81,7 +86,7 @@ class PanelReplyUploadIn(serializers.Serializer):
     mensagem = TextField(source="body", max_length=65535)
     interna = FormBooleanField(source="internal", required=False, default=False)
     arquivo = serializers.ListField(
-        child=serializers.FileField(allow_empty_file=True, use_url=False),
+        child=NonEmptyFileField(allow_empty_file=True, use_url=False),
         source="uploads",
         required=False,
         default=list,
