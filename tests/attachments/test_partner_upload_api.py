@@ -143,6 +143,15 @@ def test_a_missing_file_is_422_on_arquivo(partner, ticket):
         assert_exact_validation_error(response, {"arquivo": ["Nenhum arquivo foi submetido."]})
 
 
+def test_a_repeated_resposta_id_is_422(partner, ticket):
+    data = {"arquivo": upload_file(), "resposta_id": ["a", "b"]}
+
+    response = partner.post(f"/api/v1/tickets/{ticket.pk}/anexos", data, format="multipart")
+
+    assert_exact_validation_error(response, {"resposta_id": ["Informe um único valor."]})
+    assert not Attachment.objects.exists()
+
+
 def test_two_files_in_one_request_are_422_on_arquivo(partner, ticket):
     files = [upload_file(), upload_file(TEXT, "b.txt", "text/plain")]
 

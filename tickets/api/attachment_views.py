@@ -36,7 +36,7 @@ from tickets.attachments.selectors import (
 from tickets.attachments.services import attachment_add_by_partner
 from tickets.attachments.signing import attachment_claims
 from tickets.attachments.storage import attachment_storage
-from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, use_streamed_uploads
+from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
 from tickets.exceptions import AttachmentNotFound
 from tickets.models import Ticket
 from tickets.selectors import ticket_get
@@ -141,7 +141,7 @@ def require_multipart(request) -> None:
 
 def _form_data(request, text_fields: tuple[str, ...]) -> dict:
     """The fields a serializer reads; a file field only when a file came (a missing one is `required`)."""
-    data = {name: request.data[name] for name in text_fields if name in request.data and name not in request.FILES}
+    data = form_text(request, text_fields)
     files = request.FILES.getlist(FIELD)
     if files:
         data[FIELD] = files[0]

@@ -21,7 +21,7 @@ from tickets.api.panel_serializers import (
     PanelTicketUpdateIn,
 )
 from tickets.attachments.services import reply_create_with_attachments
-from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, use_streamed_uploads
+from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
 from tickets.selectors import (
     PANEL_TICKET_COLUMNS,
     reply_get,
@@ -192,6 +192,6 @@ class PanelStatusViewSet(AgentPanelViewSet):
 
 def _reply_form(request) -> dict:
     """The multipart reply's fields for PanelReplyUploadIn: text as sent, every `arquivo` file."""
-    data = {name: request.data[name] for name in ("mensagem", "interna") if name in request.data}
+    data = form_text(request, ("mensagem", "interna"))
     data[FIELD] = request.data.getlist(FIELD)  # the files, and any text sent as `arquivo` (a 422)
     return data

@@ -96,6 +96,14 @@ class StreamedMultiPartParser(MultiPartParser):
             raise BadRequest("Multipart inválido.", field="body", detail="O formulário tem campos ou arquivos demais.")
 
 
+def form_text(request, names: tuple[str, ...]) -> dict:
+    """The form's text fields among `names`, each sent once (a repeated one is a 422: which one counts?)."""
+    repeated = [name for name in names if len(request.data.getlist(name)) > 1]
+    if repeated:
+        raise ValidationFailed({name: ["Informe um único valor."] for name in repeated})
+    return {name: request.data[name] for name in names if name in request.data and name not in request.FILES}
+
+
 def upload_sha256(upload: UploadedFile) -> str:
     """Computed while streaming (StreamedUploadHandler), else read once in chunks (the admin's uploads)."""
     known = getattr(upload, "sha256", None)
