@@ -160,21 +160,26 @@ def sync_events(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) -> 
     """Record the events after the last one stored; how many were new."""
     after = state_get(db, "events_after")
     recorded = 0
+    restarted = False
     while True:
         params = {"limite": limit, **({"depois_de": after} if after else {})}
         try:
             page = api.get(EVENTS, params)
         except ApiError as error:
-            if error.status == 410 and after:
-                # "Evento fora da retenção.": our last event is older than the service keeps
-                # (EVENT_RETENTION_DAYS, 30), so events after it may be gone. Read the feed again
-                # from its oldest kept event (events already recorded are skipped by id); the
-                # tickets those lost events were about still come through the change list,
-                # which sync_tickets follows next.
-                log.warning("event feed: %s; reading it again from its start", error.body.get("message"))
-                after = None
-                continue
-            raise
+            if error.status != 410 or not after:
+                raise
+            if restarted:
+                # The feed's first events are themselves past the retention, still listed until
+                # the service's purge (every 10 minutes) removes them: try again next pass.
+                log.warning("event feed: its start is past the retention too; trying again next pass")
+                return recorded
+            # "Evento fora da retenção.": our last event is older than the service keeps
+            # (EVENT_RETENTION_DAYS, 30), so events after it may be gone. Read the feed again
+            # from its start (events already recorded are skipped by id); the tickets those lost
+            # events were about still come through the change list, which sync_tickets follows next.
+            log.warning("event feed: %s; reading it again from its start", error.body.get("message"))
+            after, restarted = None, True
+            continue
         with db:  # the events and the place after them, in one transaction
             for event in page["itens"]:
                 ticket_id = (event["data"].get("ticket") or {}).get("id")
