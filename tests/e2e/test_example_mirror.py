@@ -150,7 +150,9 @@ def _internal_note(shop: Shop, rng: random.Random) -> None:
 
 
 def _status(shop: Shop, rng: random.Random) -> None:
-    status, body = shop.panel("PATCH", f"/api/tickets/{_any_ticket(shop, rng)}", {"status_id": rng.choice(shop.statuses)})
+    status, body = shop.panel(
+        "PATCH", f"/api/tickets/{_any_ticket(shop, rng)}", {"status_id": rng.choice(shop.statuses)}
+    )
     assert status == 200, body
 
 
@@ -218,7 +220,9 @@ def api_events(shop: Shop) -> list[dict]:
 
 def mirrored(db) -> tuple[dict[str, dict], list[dict]]:
     with sqlite3.connect(db) as connection:
-        tickets = {ticket_id: json.loads(body) for ticket_id, body in connection.execute("SELECT id, body FROM tickets")}
+        tickets = {
+            ticket_id: json.loads(body) for ticket_id, body in connection.execute("SELECT id, body FROM tickets")
+        }
         events = [json.loads(body) for (body,) in connection.execute("SELECT body FROM events ORDER BY position")]
     return tickets, events
 
