@@ -16,6 +16,9 @@ new as every event recorded, so code reacting to an event can read its ticket he
     export HELPDESK_BASE_URL=https://helpdesk.example.com HELPDESK_API_KEY=hdk_live_...
     python mirror.py --db mirror.sqlite3 --once    # catch up, then exit (cron, tests)
     python mirror.py --db mirror.sqlite3           # catch up, then again every 30 s
+
+Exit status: 0 caught up (--once), 1 the service answered an error or stayed unreachable,
+2 a wrong command line, 3 the API key was refused (401). Python 3.10 or later.
 """
 
 import argparse
@@ -51,7 +54,7 @@ CREATE TABLE IF NOT EXISTS tickets (
     body TEXT NOT NULL            -- the whole TicketPublico as JSON, public replies included
 );
 CREATE TABLE IF NOT EXISTS events (
-    position INTEGER PRIMARY KEY, -- the order events were recorded in: the feed's order
+    position INTEGER PRIMARY KEY, -- the order events were recorded in (the feed's, when only it writes here)
     id TEXT NOT NULL UNIQUE,      -- the event id, the same as in webhook deliveries
     evento TEXT NOT NULL,
     criado_em TEXT NOT NULL,
@@ -177,7 +180,7 @@ def sync_events(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) -> 
             # (EVENT_RETENTION_DAYS, 30), so events after it may be gone. Read the feed again
             # from its start (events already recorded are skipped by id); the tickets those lost
             # events were about still come through the change list, which sync_tickets follows next.
-            log.warning("event feed: %s; reading it again from its start", error.body.get("message"))
+            log.warning("event feed answered 410 (%s): reading it again from its start", error.body.get("message"))
             after, restarted = None, True
             continue
         with db:  # the events and the place after them, in one transaction
@@ -234,10 +237,12 @@ def restart_point(db: sqlite3.Connection) -> str | None:
     newest = db.execute("SELECT MAX(atualizado_em) FROM tickets").fetchone()[0]
     if newest is None:
         return None
-    return (datetime.fromisoformat(newest) - RESTART_MARGIN).isoformat()
+    moment = datetime.fromisoformat(newest.replace("Z", "+00:00")) - RESTART_MARGIN  # 3.10 reads no "Z"
+    return moment.isoformat()
 
 
 def sync(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) -> None:
+    """One pass: events first, then tickets (see the top of this file)."""
     events = sync_events(api, db, limit=limit)
     tickets = sync_tickets(api, db, limit=limit)
     log.info("caught up: %d new events, %d ticket versions written", events, tickets)
@@ -273,7 +278,7 @@ def main(argv=None) -> int:
             sync(api, db, limit=args.limit)
         except AuthError as error:
             log.error("%s", error)
-            return 2
+            return 3
         except (ApiError, requests.RequestException) as error:
             if args.once:
                 log.error("%s", error)

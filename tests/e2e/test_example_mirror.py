@@ -304,7 +304,7 @@ def test_a_refused_key_stops_the_client_at_once_with_a_clear_message(shop, tmp_p
     started = time.monotonic()
     result = subprocess.run(command, env=environment, cwd=tmp_path, capture_output=True, text=True, timeout=60)
 
-    assert result.returncode == 2
+    assert result.returncode == 3
     assert "HTTP 401 Não autenticado. The API key was refused" in result.stderr
     assert "Traceback" not in result.stderr
     assert time.monotonic() - started < 10  # not retried
