@@ -11,7 +11,10 @@ import ast
 import importlib.util
 import json
 import logging
+import re
 import sys
+import time
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +30,7 @@ from requests.structures import CaseInsensitiveDict
 from integrations.models import WebhookEvent
 from integrations.retention import events_purge_expired
 from integrations.services import credential_revoke
+from integrations.signing import signed_headers
 from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
 from tests.helpdesk.test_database_outage import database_down
 from tickets.models import Ticket
@@ -150,7 +154,7 @@ def test_a_depois_de_past_the_retention_reads_the_feed_again_and_records_each_ev
     mirror.sync(api, service.db)
 
     assert (410, None) in service.adapter.answers
-    assert "event feed: Evento fora da retenção.; reading it again from its start" in caplog.text
+    assert "event feed answered 410 (Evento fora da retenção.): reading it again from its start" in caplog.text
     assert mirrored_event_ids(service.db) == [*history.events, feed_ids(organization)[-1]]
     assert mirror.state_get(service.db, "events_after") == feed_ids(organization)[-1]
     assert mirrored_tickets(service.db) == api_tickets(partner)
@@ -251,3 +255,39 @@ def test_a_revoked_key_fails_at_once_and_stores_nothing(service, api_key, organi
     assert str(raised.value).startswith("HTTP 401 Não autenticado. The API key was refused")
     assert service.adapter.answers == [(401, None)] and service.waits == []
     assert service.db.execute("SELECT COUNT(*) FROM sync_state").fetchone() == (0,)
+
+
+def _python_block(guide: Path, defines: str) -> str:
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), re.S)
+    return next(block for block in blocks if f"def {defines}(" in block)
+
+
+def test_the_guides_webhook_receiver_and_the_feed_record_each_event_once(service, api_key, partner, history):
+    """docs/sync.md's receiver writes into the example's `events` table: whichever way an event
+    comes first (a delivery, its retry, the feed), it is recorded and acted upon once."""
+    docs = MIRROR.parents[2] / "docs"
+    woken: list[bool] = []
+    namespace = {"json": json, "wake_up_the_sync": lambda: woken.append(True)}
+    exec(_python_block(docs / "webhooks.md", "verify_signature"), namespace)  # the guides' own code
+    exec(_python_block(docs / "sync.md", "receive"), namespace)
+    event = partner.get("/api/v1/eventos", {"limite": 1}).json()["data"]["itens"][0]
+    body, secret = json.dumps(event).encode(), "whsec_" + "A" * 44
+
+    def delivered(raw: bytes) -> int:
+        headers = signed_headers(
+            secrets=[secret],
+            delivery_id=str(uuid.uuid4()),
+            event_kind=event["evento"],
+            timestamp=int(time.time()),
+            body=body,
+        )
+        return namespace["receive"](service.db, secret, raw, headers)
+
+    assert delivered(body) == 200
+    assert delivered(body) == 200  # a retry
+    assert delivered(body.replace(b"ticket", b"tickex")) == 401  # not what was signed
+    recorded = mirror.sync_events(client_for(service, api_key), service.db)
+
+    assert woken == [True]
+    assert recorded == len(history.events) - 1
+    assert mirrored_event_ids(service.db) == history.events
