@@ -172,9 +172,10 @@ def sync_events(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) -> 
             if error.status != 410 or not after:
                 raise
             if restarted:
-                # The feed's first events are themselves past the retention, still listed until
-                # the service's purge (every 10 minutes) removes them: try again next pass.
-                log.warning("event feed: its start is past the retention too; trying again next pass")
+                # The service keeps every event it lists valid as depois_de for an hour, so a
+                # second 410 right after reading from the start should not happen: if it does,
+                # end this pass rather than loop, and try again next pass.
+                log.warning("event feed: a 410 again after reading from its start; trying again next pass")
                 return recorded
             # "Evento fora da retenção.": our last event is older than the service keeps
             # (EVENT_RETENTION_DAYS, 30), so events after it may be gone. Read the feed again
