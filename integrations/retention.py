@@ -20,13 +20,26 @@ from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliv
 logger = structlog.get_logger(__name__)
 
 
+# An event the feed listed stays usable as `depois_de` for at least this long: the feed lists
+# events newer than the retention, refuses (410) and purges only those older than it by this much.
+# Without it, an event listed a moment before it expired would be a 410 on the next call, and a
+# client restarting from the feed's start could be sent back to it again and again.
+RETENTION_GRACE = timedelta(hours=1)
+
+
 def retention_cutoff(now=None):
+    """Where the feed starts: events created before it are no longer listed."""
     return (now or timezone.now()) - timedelta(days=settings.EVENT_RETENTION_DAYS)
+
+
+def purge_cutoff(now=None):
+    """Events created before it are purged, and refused as `depois_de` (410)."""
+    return retention_cutoff(now) - RETENTION_GRACE
 
 
 def events_purge_expired(*, now=None, batch: int = PURGE_BATCH, budget: float = PURGE_TIME_BUDGET) -> int:
     """Delete expired events a batch at a time; returns how many events went."""
-    cutoff = retention_cutoff(now)
+    cutoff = purge_cutoff(now)
     started = time.monotonic()
     purged = 0
     while time.monotonic() - started < budget:

@@ -19,7 +19,7 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from integrations.retention import retention_cutoff
+from integrations.retention import purge_cutoff, retention_cutoff
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """
@@ -78,7 +78,7 @@ def delivery_get(*, webhook: Webhook, delivery_id) -> WebhookDelivery:
 def _feed_position(feed, organization: Organization, after_event_id) -> Position:
     """Where `after_event_id` is in the feed; EventPurged when the partner must resync instead.
 
-    410: the event is older than EVENT_RETENTION_DAYS (purged or about to be), or the id is a
+    410: the event is older than EVENT_RETENTION_DAYS and its grace (purged or about to be), or the id is a
     well-formed UUID that is not in the feed while some of the organization's events have been
     purged (a purged id cannot be told from an unknown one). 404: malformed, or unknown before any purge.
     """
@@ -90,7 +90,7 @@ def _feed_position(feed, organization: Organization, after_event_id) -> Position
         if parse_uuid(after_event_id) and EventPurgeHorizon.objects.filter(organization=organization).exists():
             raise EventPurged() from None
         raise
-    if created_at < retention_cutoff():
+    if created_at < purge_cutoff():
         raise EventPurged()
     return Position(tx, seq)
 
@@ -102,7 +102,9 @@ def event_feed(*, organization: Organization, after_event_id=None, kinds=None, l
     An id that is not one of the feed's events is EventNotFound. Two statements at most, whatever the limit.
     """
     feed = WebhookEvent.objects.filter(organization=organization, kind__in=FEED_EVENTS)
-    position = START
-    if after_event_id is not None:
-        position = _feed_position(feed, organization, after_event_id)
-    return page_after(feed.filter(kind__in=kinds or FEED_EVENTS), position, limit=limit, columns=("id", "body"))
+    if after_event_id is None:
+        # From the start: the oldest event still within the retention, never one about to be purged.
+        position, page = START, feed.filter(created_at__gte=retention_cutoff())
+    else:
+        position, page = _feed_position(feed, organization, after_event_id), feed
+    return page_after(page.filter(kind__in=kinds or FEED_EVENTS), position, limit=limit, columns=("id", "body"))

@@ -65,3 +65,18 @@ def test_docs_page_loads_its_assets_from_this_server(client):
     assert assets
     assert all(asset.startswith("/static/") for asset in assets), assets
     assert client.get("/api/schema/", HTTP_ACCEPT="application/json").status_code == 200
+
+
+def test_every_429_and_503_promises_the_retry_after_the_service_sends(tmp_path):
+    schema = _schema(tmp_path)
+
+    retry_answers = 0
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for code in ("429", "503"):
+                if code in operation["responses"]:
+                    headers = operation["responses"][code].get("headers", {})
+                    assert headers.get("Retry-After") == {"$ref": "#/components/headers/Retry-After"}, (method, path)
+                    retry_answers += 1
+    assert schema["components"]["headers"]["Retry-After"]["required"] is True
+    assert retry_answers > len(schema["paths"])  # every operation's 503, and the rate-limited ones' 429

@@ -132,7 +132,7 @@ class EnvelopeAutoSchema(AutoSchema):
         names = []
         if status_code == "401" and door is not None:
             names.append("WWW-Authenticate" if door == "partner" else "WWW-Authenticate-Painel")
-        if status_code == "429":
+        if status_code in ("429", "503"):
             names.append("Retry-After")
         if door == "partner" and status_code != "401":
             # Present on every answer to a request with a valid key, unless the rate-limit cache is
@@ -157,7 +157,8 @@ HEADERS = {
     "Retry-After": {
         "schema": {"type": "integer", "minimum": 1},
         "required": True,
-        "description": "Segundos até a janela do limite recomeçar.",
+        "description": "Segundos a esperar antes de tentar de novo: até a janela do limite recomeçar (429), "
+        "ou o banco de dados voltar a responder (503).",
     },
     "X-RateLimit-Limit": {
         "schema": {"type": "integer", "minimum": 0},

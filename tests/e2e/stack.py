@@ -286,9 +286,16 @@ class Stack:
         )
 
     def kill(self, name: str, sig=signal.SIGKILL) -> None:
+        """SIGKILL takes the whole process group (a crash, pool children included); any other
+        signal goes to the main process only, as supervisord, Docker and Kubernetes send it.
+        Celery's pool children, signalled themselves, die under the parent's warm shutdown,
+        which then replaces them and waits on them until the SIGKILL below."""
         process = self.processes.pop(name)
         try:
-            os.killpg(process.pid, sig)
+            if sig == signal.SIGKILL:
+                os.killpg(process.pid, sig)
+            else:
+                os.kill(process.pid, sig)
         except ProcessLookupError:
             return
         try:
@@ -296,6 +303,8 @@ class Stack:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # nothing of the group outlives its main process
 
     def _web_status(self) -> int | None:
         try:

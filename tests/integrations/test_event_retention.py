@@ -108,6 +108,23 @@ def test_after_a_purge_an_unknown_id_is_410_and_a_kept_one_still_pages(partner, 
     assert [item["id"] for item in data["itens"]] == [str(pk) for pk in replies[1:]]
 
 
+def test_an_event_just_past_the_retention_is_no_longer_listed_but_stays_a_valid_place_for_an_hour(partner, replies):
+    backdate(replies[:1], 30 + 0.5 / 24)  # half an hour past the retention
+    backdate(replies[1:2], 30 + 2 / 24)  # two hours past it
+
+    # The feed's start is within the retention: neither is listed any more.
+    data = assert_success(partner.get(EVENTS), 200, "Eventos listados.")
+    assert [item["id"] for item in data["itens"]] == [str(replies[2])]
+    # A client that read the first a moment ago may still continue from it; not from the second.
+    data = assert_success(partner.get(EVENTS, {"depois_de": str(replies[0])}), 200, "Eventos listados.")
+    assert [item["id"] for item in data["itens"]] == [str(pk) for pk in replies[1:]]
+    assert_error(partner.get(EVENTS, {"depois_de": str(replies[1])}), 410, PURGED, "depois_de")
+    # The purge takes what the feed refuses, and only that.
+    assert events_purge_expired() == 1
+    assert not WebhookEvent.objects.filter(pk=replies[1]).exists()
+    assert WebhookEvent.objects.filter(pk=replies[0]).exists()
+
+
 def test_an_unknown_id_is_still_404_when_nothing_was_purged_and_a_malformed_one_always(
     partner, organization, other_organization, replies
 ):
