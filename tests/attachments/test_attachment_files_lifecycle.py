@@ -69,10 +69,12 @@ def test_files_of_an_enclosing_transaction_that_rolled_back_are_swept_after_an_h
     assert len(orphans) == 2 and not Attachment.objects.exists()
     _, [kept] = with_files(ticket, admin.agent, count=1)
 
-    too_soon = attachment_files_sweep(now=timezone.now() + timedelta(minutes=30))
+    attachment_files_sweep(now=timezone.now() + timedelta(minutes=30))
+    assert orphans <= stored_keys()  # younger than an hour: an upload may still be committing
+    # (A shared bucket may hold other tests' orphans too: their rows were rolled back the same way.)
     deleted = attachment_files_sweep(now=timezone.now() + timedelta(hours=2))
 
-    assert (too_soon, deleted) == (0, 2)
+    assert deleted >= 2
     assert not orphans & stored_keys()
     assert kept.storage_key in stored_keys()
 
