@@ -360,7 +360,7 @@ def test_attachment_answers_conform_to_the_schema(partner, agent_client, organiz
         format="multipart",
     )
 
-    assert [r.status_code for r in (created, refused, missing, as_json, too_big)] == [201, 415, 422, 415, 413]
+    assert [r.status_code for r in (created, refused, missing, as_json, too_big)] == [201, 415, 422, 422, 413]
     for response in (created, refused, missing, as_json, too_big):
         assert_conforms(documented, "POST", upload_path, response)
     assert assert_conforms(documented, "GET", upload_path, listed)["data"]["total"] == 1

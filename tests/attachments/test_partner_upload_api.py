@@ -161,11 +161,18 @@ def test_two_files_in_one_request_are_422_on_arquivo(partner, ticket):
     assert not Attachment.objects.exists()
 
 
-def test_a_json_body_is_415_on_content_type(partner, ticket):
-    response = partner.post(f"/api/v1/tickets/{ticket.pk}/anexos", {"arquivo": "x"}, format="json")
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [(b'{"arquivo": "x"}', "application/json"), (b"arquivo=x", "application/x-www-form-urlencoded"), (b"", "")],
+    ids=["json", "urlencoded", "no-body"],
+)
+def test_a_body_that_is_not_multipart_is_422_on_arquivo_saying_how_to_send_it(partner, ticket, body, content_type):
+    response = partner.generic("POST", f"/api/v1/tickets/{ticket.pk}/anexos", body, content_type=content_type)
 
-    assert_error(response, 415, "Tipo de mídia não suportado.", "Content-Type")
-    assert response.json()["errors"]["message"] == "Envie o arquivo como multipart/form-data, no campo `arquivo`."
+    assert_exact_validation_error(
+        response, {"arquivo": ["Envie o arquivo como multipart/form-data, no campo `arquivo`."]}
+    )
+    assert not Attachment.objects.exists()
 
 
 def test_a_malformed_multipart_body_is_400_on_body(partner, ticket):

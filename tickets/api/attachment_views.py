@@ -15,7 +15,7 @@ from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
-from helpdesk.exceptions import UnsupportedMediaType
+from helpdesk.exceptions import ValidationFailed
 from integrations.api.base import PartnerViewSet
 from tickets.api.attachment_serializers import (
     AttachmentListQuery,
@@ -90,12 +90,18 @@ class TicketAttachmentViewSet(PartnerViewSet):
         responses={
             201: envelope("AnexoEnviado", AttachmentOut),
             **errors(
+                400,
                 403,
                 404,
                 409,
                 413,
                 415,
+                422,
                 descriptions={
+                    400: "Multipart inválido (campo `body`): o corpo multipart/form-data não pôde ser lido, ou tem "
+                    "campos ou arquivos demais.",
+                    422: "Erro de validação: `arquivo` ausente, vazio, repetido ou enviado fora de multipart/form-data "
+                    "(um corpo JSON, por exemplo); `resposta_id` repetido ou que não é UUID.",
                     403: "`resposta_id` é uma resposta de atendente, não enviada pela API (campo `resposta_id`).",
                     404: (
                         "Ticket não encontrado (campo `id`), ou `resposta_id` não é uma resposta deste ticket "
@@ -106,8 +112,7 @@ class TicketAttachmentViewSet(PartnerViewSet):
                         "ou uma requisição com o mesmo Idempotency-Key está em andamento."
                     ),
                     413: "Arquivo acima de ANEXO_MAX_BYTES (campo `arquivo`), ou campos de texto acima de 1 MiB.",
-                    415: "Corpo que não é multipart/form-data (campo `Content-Type`), ou tipo de arquivo não aceito "
-                    "(campo `arquivo`).",
+                    415: "Tipo de arquivo não aceito (campo `arquivo`).",
                 },
             ),
         },
@@ -135,8 +140,9 @@ class TicketAttachmentViewSet(PartnerViewSet):
 
 
 def require_multipart(request) -> None:
+    """A JSON (or any other) body carries no file: the 422 of a missing `arquivo`, saying how to send one."""
     if request.content_type.split(";")[0].strip().lower() != MULTIPART:
-        raise UnsupportedMediaType(detail=f"Envie o arquivo como multipart/form-data, no campo `{FIELD}`.")
+        raise ValidationFailed({FIELD: [f"Envie o arquivo como multipart/form-data, no campo `{FIELD}`."]})
 
 
 def _form_data(request, text_fields: tuple[str, ...]) -> dict:
