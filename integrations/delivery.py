@@ -86,7 +86,7 @@ SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s,
 WHERE id = %s AND attempt_count = %s AND status = 'enviando'
 """
 # The webhook's failure streak (integrations.health): started by the first failure, ended by a success.
-# Both write only when the streak changes, so a healthy webhook's row is not rewritten at every attempt.
+# Each runs only when the streak read with the delivery changes, and re-checks it in its WHERE.
 _STREAK_START_SQL = """
 UPDATE integrations_webhook SET failing_since = %s WHERE id = %s AND failing_since IS NULL
 """
@@ -104,6 +104,7 @@ _SENDING_FIELDS = (
     "webhook__secret",
     "webhook__previous_secret",
     "webhook__previous_secret_expires_at",
+    "webhook__failing_since",
     "event__kind",
     "event__body",
 )
@@ -269,10 +270,13 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
         cursor.execute(_ATTEMPT_SQL, attempt)
         cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
         ours = cursor.rowcount
+        # Only when the streak read with the delivery would change: a healthy webhook's success
+        # (nearly every attempt) writes nothing more. The statements re-check it against a race.
         webhook_id = _params(Webhook, id=delivery.webhook_id)[0]
-        if ours and outcome.succeeded:
+        failing = delivery.webhook.failing_since is not None
+        if ours and outcome.succeeded and failing:
             cursor.execute(_STREAK_END_SQL, [webhook_id])
-        elif ours:
+        elif ours and not outcome.succeeded and not failing:
             cursor.execute(_STREAK_START_SQL, [_params(Webhook, failing_since=attempted_at)[0], webhook_id])
     given_up = bool(ours) and status == DeliveryStatus.FAILED
     attempt_observed(

@@ -3,6 +3,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from integrations import tasks
@@ -134,3 +136,14 @@ def test_the_admin_shows_the_fields_and_its_action_turns_webhooks_on_again(clien
     assert response.status_code == 302
     row = stored(webhook)
     assert (row.is_active, row.deactivated_at, row.deactivation_reason) == (True, None, "")
+
+
+def test_a_success_of_a_healthy_webhook_writes_no_streak_statement(webhook):
+    delivery = make_test_delivery(webhook)
+    claimed = delivery_claim(delivery_id=delivery.pk, expected_attempts=0)
+
+    with CaptureQueriesContext(connection) as queries:
+        delivery_record(delivery=claimed, outcome=AttemptOutcome(200, 5), attempted_at=timezone.now())
+
+    assert not [q["sql"] for q in queries if "failing_since" in q["sql"]]
+    assert stored(webhook).failing_since is None
