@@ -240,8 +240,7 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         uploads=[SimpleUploadedFile(f"nota {marker}.txt", f"Nota {marker}\n".encode(), "text/plain")],
     )
     attachment = attachment_add_by_partner(
-        organization=organization,
-        ticket_id=first.pk,
+        ticket=first,
         upload=SimpleUploadedFile(f"cliente {marker}.txt", f"Cliente {marker}\n".encode(), "text/plain"),
         reply_id=customer_reply.pk,
     )

@@ -23,7 +23,7 @@ from tickets.models import Attachment
 
 
 def test_the_builders_answer_exactly_what_the_serializers_describe(organization, ticket, admin):
-    attachment_add_by_partner(organization=organization, ticket_id=ticket.pk, upload=upload_file())
+    attachment_add_by_partner(ticket=ticket, upload=upload_file())
     reply_create_with_attachments(
         ticket=ticket, agent=admin.agent, body="Nota", internal=True, uploads=[upload_file(TEXT, "n.txt", "text/plain")]
     )

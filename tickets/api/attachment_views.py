@@ -122,8 +122,7 @@ class TicketAttachmentViewSet(PartnerViewSet):
         payload = AttachmentUploadIn(data=_form_data(request, ("resposta_id",)))
         payload.is_valid(raise_exception=True)
         attachment = attachment_add_by_partner(
-            organization=self.organization,
-            ticket_id=self._ticket.pk,
+            ticket=self._ticket,
             upload=payload.validated_data["arquivo"],
             reply_id=payload.validated_data.get("reply_id") or None,
         )

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.exceptions import AccessDenied, ValidationFailed
-from helpdesk.models import Agent, Organization
+from helpdesk.models import Agent
 from tickets.attachments.content import ALLOWED_DESCRIPTION, SNIFF_BYTES, clean_name, sniff
 from tickets.attachments.storage import attachment_storage, file_delete, new_key, recent_hour_folders
 from tickets.attachments.uploads import FIELD, upload_sha256
@@ -67,14 +67,14 @@ def attachment_check(upload: UploadedFile) -> CheckedFile:
     return CheckedFile(upload, clean_name(upload.name), content_type, upload.size, upload_sha256(upload))
 
 
-def attachment_add_by_partner(*, organization: Organization, ticket_id, upload: UploadedFile, reply_id=None):
-    """The partner sends a file to its ticket, alone or with one of the replies it sent through the API.
+def attachment_add_by_partner(*, ticket: Ticket, upload: UploadedFile, reply_id=None):
+    """The partner sends a file to its ticket (found in its organization by the caller, 404 before the
+    body is read), alone or with one of the replies it sent through the API.
 
-    The ticket and reply are looked up first (404, 403), then the file checked (422, 413, 415), then the
-    ticket's count (409). Errors are raised after the transaction, so a stored Idempotency-Key answer
-    stays (docs/decisions.md).
+    The reply is looked up first (404, 403), then the file checked (422, 413, 415), then the ticket's
+    count (409). Errors are raised after the transaction, so a stored Idempotency-Key answer stays
+    (docs/decisions.md).
     """
-    ticket = _ticket_of(organization, ticket_id)
     reply = _partner_reply(ticket, reply_id) if reply_id is not None else None
     checked = attachment_check(upload)
     if ticket.status.category == StatusCategory.CLOSED:
@@ -105,12 +105,6 @@ def reply_create_with_attachments(
         ticket, checked, reply=None, sender=AttachmentSender.AGENT, agent=agent, write_reply=write_reply
     )
     return attachments[0].reply, attachments
-
-
-def _ticket_of(organization: Organization, ticket_id) -> Ticket:
-    from tickets.selectors import ticket_get
-
-    return ticket_get(organization=organization, ticket_id=ticket_id)
 
 
 def _partner_reply(ticket: Ticket, reply_id) -> Reply:
