@@ -9,6 +9,7 @@ from urllib.parse import unquote
 import pytest
 from django.core import signing
 
+from helpdesk.services import organization_set_active
 from tests.assertions import (
     assert_error,
     assert_success,
@@ -161,3 +162,14 @@ def test_the_link_of_a_deleted_attachment_is_404(anon_client, upload, ticket):
     Attachment.objects.all().delete()
 
     assert_error(anon_client.get(url), 404, "Anexo não encontrado.", "anexo")
+
+
+def test_a_suspended_organizations_links_stop_opening_until_it_is_restored(anon_client, upload, ticket, organization):
+    url = assert_success(upload(ticket), 201, "Anexo enviado.")["url"]
+
+    organization_set_active(organization=organization, is_active=False)
+    assert_error(anon_client.get(url), 404, "Anexo não encontrado.", "anexo")
+
+    organization_set_active(organization=organization, is_active=True)
+    status, _headers, _body = download(anon_client, url)
+    assert status == 200

@@ -23,9 +23,11 @@ def attachment_list_panel(*, ticket: Ticket) -> QuerySet[Attachment]:
 
 
 def attachment_for_download(*, attachment_id, organization_id, include_internal: bool) -> Attachment | None:
-    """The attachment a signed link names, in the organization it was signed for; an internal note's
-    only for a link signed for agents."""
-    attachments = Attachment.objects.filter(pk=attachment_id, organization_id=organization_id)
+    """The attachment a signed link names, in the organization it was signed for, while that organization
+    is not suspended (a link is a door too); an internal note's only for a link signed for agents."""
+    attachments = Attachment.objects.filter(
+        pk=attachment_id, organization_id=organization_id, organization__is_active=True
+    )
     if not include_internal:
         attachments = attachments.filter(PUBLIC)
     return attachments.only("id", "storage_key", "name", "content_type", "size").first()
