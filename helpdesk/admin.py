@@ -7,7 +7,8 @@ from django.utils.html import format_html
 from rest_framework_simplejwt.token_blacklist import admin as token_admin
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
-from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
+from helpdesk.actors import Actor
+from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.services import (
@@ -150,6 +151,7 @@ class AgentAdmin(OrganizationScopedAdmin):
                 name=data["name"],
                 is_active=data["is_active"],
                 avatar=data["avatar"] if "avatar" in form.changed_data else None,
+                actor=Actor.of_agent(request_agent(request)),
             )
             return
         agent = agent_create(
@@ -161,6 +163,11 @@ class AgentAdmin(OrganizationScopedAdmin):
             avatar=form.cleaned_data.get("avatar"),
         )
         obj.pk = agent.pk
+
+    def has_delete_permission(self, request, obj=None):
+        # Agents are deactivated (offboarding), never deleted: their replies keep their author, their
+        # tickets their assignee.
+        return False
 
     @admin.action(description="Ativar atendentes selecionados", permissions=["change"])
     def activate(self, request, queryset):

@@ -9,14 +9,16 @@ from django.db import transaction
 from PIL import Image, UnidentifiedImageError
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
+from helpdesk.actors import SYSTEM, Actor
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
+from helpdesk.signals import agent_renamed
 
 
 def organization_create(*, name: str, admin_email: str, admin_password: str) -> tuple[Organization, User]:
     """An organization ready to work: an admin who manages the public API, works in the
-    admin (staff) and answers tickets (agent). Its ticket statuses come with it (tickets.signals)."""
+    admin (staff) and answers tickets (agent). Its ticket statuses come with it (tickets.lifecycle)."""
     with transaction.atomic():
         organization = Organization.objects.create(name=name)
         agent = agent_create(
@@ -54,9 +56,12 @@ def agent_create(
     return agent
 
 
-def agent_update(*, agent: Agent, name: str | None = None, is_active: bool | None = None, avatar=None) -> Agent:
-    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding."""
-    old_avatar = agent.avatar.name
+def agent_update(
+    *, agent: Agent, name: str | None = None, is_active: bool | None = None, avatar=None, actor: Actor = SYSTEM
+) -> Agent:
+    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding.
+    A new name is announced (agent_renamed): it is the author of the agent's public replies."""
+    old_avatar, previous_name = agent.avatar.name, agent.name
     with transaction.atomic():
         if name is not None:
             agent.name = name
@@ -70,6 +75,8 @@ def agent_update(*, agent: Agent, name: str | None = None, is_active: bool | Non
         if old_avatar and old_avatar != agent.avatar.name:
             storage = agent.avatar.storage
             transaction.on_commit(lambda: storage.delete(old_avatar))
+        if agent.name != previous_name:
+            agent_renamed.send(sender=Agent, agent=agent, previous_name=previous_name, actor=actor)
     return agent
 
 

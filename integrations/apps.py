@@ -6,4 +6,4 @@ class IntegrationsConfig(AppConfig):
     verbose_name = "Integrações"
 
     def ready(self) -> None:
-        from integrations import checks, signals  # noqa: F401  (registers the checks, connects the receivers)
+        from integrations import checks, receivers  # noqa: F401  (registers the checks, connects the receivers)

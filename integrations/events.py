@@ -22,7 +22,7 @@ from integrations.tasks import deliveries_enqueue
 from tickets.api.attachment_serializers import attachment_event
 from tickets.api.output import iso, reply_public, ticket_summary
 from tickets.attachments.selectors import ATTACHMENT_COLUMNS
-from tickets.models import Attachment, AttachmentSender, Reply, ReplyOrigin, Ticket
+from tickets.models import Attachment, Reply, Ticket
 from tickets.selectors import REPLY_COLUMNS, TICKET_COLUMNS
 
 
@@ -87,11 +87,6 @@ def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> We
     return event_emit(organization=reply.ticket.organization, kind=kind, data_builder=build)
 
 
-def is_agent_public_reply(reply: Reply) -> bool:
-    """Only agents' public replies are news to the partner: no echo, no notes."""
-    return reply.origin == ReplyOrigin.AGENT and not reply.is_internal
-
-
 def attachment_added_event(attachment: Attachment) -> WebhookEvent:
     """One per file of an agent's public reply: the ticket and the attachment's metadata, no link (a
     signed link would expire before the retries end; the partner asks the list for a fresh one)."""
@@ -103,12 +98,6 @@ def attachment_added_event(attachment: Attachment) -> WebhookEvent:
             "anexo": attachment_event(Attachment.objects.values_list(*ATTACHMENT_COLUMNS).get(pk=attachment.pk)),
         },
     )
-
-
-def is_agent_public_attachment(attachment: Attachment) -> bool:
-    """News to the partner: a file an agent sent with a public reply (never a note's, never the partner's own)."""
-    reply = attachment.reply
-    return attachment.sender == AttachmentSender.AGENT and reply is not None and is_agent_public_reply(reply)
 
 
 def ticket_resolved_event(ticket: Ticket) -> WebhookEvent:

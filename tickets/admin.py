@@ -12,6 +12,7 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q
 from django.utils.html import format_html
 
+from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ApplicationError, ValidationFailed
 from helpdesk.ids import parse_uuid
@@ -20,7 +21,13 @@ from tickets.attachments.admin_fields import MultipleFileField, attachment_links
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import (
+    contact_delete,
+    contact_update,
     reply_edit_as_agent,
+    status_check,
+    status_create,
+    status_delete,
+    status_update,
     ticket_resolve,
     ticket_update,
     ticket_update_check,
@@ -254,6 +261,7 @@ class TicketAdmin(OrganizationScopedAdmin):
             assignee=data["assignee"],
             unassign=data["assignee"] is None,
             priority=data["priority"],
+            actor=Actor.of_agent(request_agent(request)),
         )
 
     def save_formset(self, request, form, formset, change):
@@ -281,7 +289,8 @@ class TicketAdmin(OrganizationScopedAdmin):
 
     @admin.action(description="Resolver os tickets selecionados", permissions=["change"])
     def resolve(self, request, queryset):
-        resolved = sum(ticket_resolve(ticket=ticket) for ticket in queryset.select_related("status"))
+        actor = Actor.of_agent(request_agent(request))
+        resolved = sum(ticket_resolve(ticket=ticket, actor=actor) for ticket in queryset.select_related("status"))
         self.message_user(request, f"{resolved} ticket(s) resolvido(s).", messages.SUCCESS)
 
     @admin.action(description="Atribuir a mim", permissions=["change"])
@@ -293,7 +302,7 @@ class TicketAdmin(OrganizationScopedAdmin):
         count = 0
         for ticket in queryset.filter(organization_id=agent.organization_id):
             try:
-                ticket_update(ticket=ticket, assignee=agent)
+                ticket_update(ticket=ticket, assignee=agent, actor=Actor.of_agent(agent))
                 count += 1
             except (ApplicationError, ValidationFailed):
                 continue
@@ -311,27 +320,50 @@ class ContactAdmin(OrganizationScopedAdmin):
     def has_add_permission(self, request):
         return False  # contacts are created with the tickets of their requesters
 
+    def save_model(self, request, obj, form, change):
+        """Through the service: the requester's tickets move in the change list."""
+        data = form.cleaned_data
+        contact_update(
+            contact=Contact.objects.get(pk=obj.pk),
+            name=data["name"],
+            email=data["email"],
+            phone=data["phone"],
+            actor=Actor.of_agent(request_agent(request)),
+        )
+
+    def delete_model(self, request, obj):
+        contact_delete(contact=obj)
+
+    def delete_queryset(self, request, queryset):
+        for contact in queryset:
+            contact_delete(contact=contact)
+
 
 class TicketStatusAdminForm(forms.ModelForm):
     organization_id = None
+    # status_check's error keys (the API's field names) on this form's fields.
+    SERVICE_FIELDS = {"nome": "name", "cor": "color"}
 
     class Meta:
         model = TicketStatus
         fields = ["name", "category", "color", "position"]
 
-    def clean_color(self):
-        color = self.cleaned_data["color"]
-        if not _COLOR_RE.match(color):
-            raise forms.ValidationError("Use uma cor no formato #RRGGBB.")
-        return color.upper()
-
-    def clean_name(self):
-        name = self.cleaned_data["name"].strip()
+    def clean(self):
+        cleaned = super().clean()
         organization_id = self.instance.organization_id or self.organization_id
-        duplicates = TicketStatus.objects.filter(organization_id=organization_id, name__iexact=name)
-        if duplicates.exclude(pk=self.instance.pk).exists():
-            raise forms.ValidationError("Já existe um status com este nome.")
-        return name
+        if cleaned.get("organization") is not None:  # a superuser's new status names its organization
+            organization_id = cleaned["organization"].pk
+        try:
+            status_check(
+                organization_id=organization_id,
+                name=cleaned.get("name", ""),
+                color=cleaned.get("color", ""),
+                status=self.instance if self.instance.pk else None,
+            )
+        except ValidationFailed as error:
+            for key, messages_ in error.errors.items():
+                self.add_error(self.SERVICE_FIELDS[key], messages_)
+        return cleaned
 
 
 @admin.register(TicketStatus)
@@ -355,6 +387,17 @@ class TicketStatusAdmin(OrganizationScopedAdmin):
         return status_badge(status)
 
     def save_model(self, request, obj, form, change):
-        if not change and not request.user.is_superuser:
-            obj.organization_id = request.user.organization_id
-        super().save_model(request, obj, form, change)
+        data = form.cleaned_data
+        values = {name: data[name] for name in ("name", "category", "color", "position")}
+        if change:
+            status_update(status=TicketStatus.objects.get(pk=obj.pk), **values)
+            return
+        organization_id = data["organization"].pk if request.user.is_superuser else request.user.organization_id
+        obj.pk = status_create(organization_id=organization_id, **values).pk
+
+    def delete_model(self, request, obj):
+        status_delete(status=obj)
+
+    def delete_queryset(self, request, queryset):
+        for status in queryset:
+            status_delete(status=status)

@@ -10,38 +10,8 @@ from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, change_fiel
 from helpdesk.models import Agent, Organization
 
 
-class TracksLoadedValues(models.Model):
-    """Remembers the values of `tracked_fields` as loaded, so post_save receivers can tell what changed."""
-
-    tracked_fields: tuple[str, ...] = ()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args, **kwargs):
-        super().save(*args, **kwargs)
-        # post_save receivers have seen the change; the next save compares against this state.
-        self.remember_loaded_values()
-
-    @classmethod
-    def from_db(cls, db, field_names, values):
-        instance = super().from_db(db, field_names, values)
-        instance.remember_loaded_values()
-        return instance
-
-    def remember_loaded_values(self) -> None:
-        self._loaded_values = {name: self.__dict__.get(name) for name in self.tracked_fields}
-
-    def loaded_value(self, name: str):
-        """The value as loaded from the database; None for an instance never loaded."""
-        return getattr(self, "_loaded_values", {}).get(name)
-
-
-class Contact(TracksLoadedValues):
+class Contact(models.Model):
     """A requester (solicitante); deduplicated by the partner's external_id."""
-
-    # What tickets show of their requester (solicitante, and the author of customer replies).
-    tracked_fields = ("name", "email", "phone")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -79,11 +49,8 @@ class StatusCategory(models.TextChoices):
     CLOSED = "fechado", "Fechado"
 
 
-class TicketStatus(TracksLoadedValues):
+class TicketStatus(models.Model):
     """A named status of one organization, in one of the fixed categories."""
-
-    # What tickets show of their status.
-    tracked_fields = ("name", "category", "color")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -127,12 +94,9 @@ class TicketSequence(models.Model):
         return f"{self.organization_id}: {self.last_number}"
 
 
-class Ticket(TracksLoadedValues):
+class Ticket(models.Model):
     """A partner's ticket. updated_at (atualizado_em) moves only with a change the partner can see,
     and the ticket's place in the change list (change_tx, change_seq) moves with it."""
-
-    # resolved_at is stamped exactly when a ticket enters the `resolvido` category (tickets.services).
-    tracked_fields = ("resolved_at",)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
@@ -204,10 +168,8 @@ class ReplyOrigin(models.TextChoices):
     CUSTOMER_API = "cliente_api", "Cliente (API)"
 
 
-class Reply(TracksLoadedValues):
+class Reply(models.Model):
     """A message in a ticket's thread: a public reply or an internal note (is_internal)."""
-
-    tracked_fields = ("body",)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     ticket = models.ForeignKey(Ticket, verbose_name="ticket", on_delete=models.CASCADE, related_name="replies")

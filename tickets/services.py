@@ -1,17 +1,27 @@
-"""Every write on tickets with a business rule: the API, the admin, the CLI and tasks call these."""
+"""Every write on tickets with a business rule: the API, the admin, the CLI and tasks call these.
 
+Each service moves the change list itself where the partner sees a change (a save that writes the
+ticket's updated_at, or tickets_touch), and announces what it did right after its write
+(tickets.signals), with who did it: those announcements are its only other side effects.
+"""
+
+import re
 import uuid
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from helpdesk.actors import PARTNER, SYSTEM, Actor
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.feeds import change_fields
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import AgentNotFound, object_by_id
+from tickets import signals
 from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
 from tickets.models import (
     Channel,
@@ -24,7 +34,7 @@ from tickets.models import (
     TicketSequence,
     TicketStatus,
 )
-from tickets.selectors import status_default_open, status_first_of_category
+from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category
 
 DEFAULT_STATUSES = [
     ("Aberto", StatusCategory.OPEN, "#3B82F6"),
@@ -78,6 +88,7 @@ def ticket_create(
     priority: str | None = None,
     external_id: str | None = None,
     channel: str = Channel.API,
+    actor: Actor = PARTNER,
 ) -> tuple[Ticket, bool]:
     """Create a ticket, or return the existing one for the same external_id.
 
@@ -103,9 +114,10 @@ def ticket_create(
             channel=channel,
             source_system=channel,
             status=status,
-            requester=contact_upsert(organization=organization, requester=requester),
+            requester=contact_upsert(organization=organization, requester=requester, actor=actor),
             external_id=external_id,
         )
+        signals.ticket_created.send(sender=Ticket, ticket=ticket, actor=actor)
     return ticket, True
 
 
@@ -140,7 +152,7 @@ def _db_value(model, field_name: str, value):
     return model._meta.get_field(field_name).get_db_prep_value(value, connection)
 
 
-def contact_upsert(*, organization: Organization, requester: RequesterData) -> Contact:
+def contact_upsert(*, organization: Organization, requester: RequesterData, actor: Actor = PARTNER) -> Contact:
     """Reuse the organization's contact (by external_id, else by e-mail) or create it.
 
     A reused contact gets its blank fields filled from the request; values it
@@ -149,7 +161,7 @@ def contact_upsert(*, organization: Organization, requester: RequesterData) -> C
     """
     requester = requester.normalized()
     if requester.external_id:
-        return _contact_upsert_by_external_id(organization, requester)
+        return _contact_upsert_by_external_id(organization, requester, actor)
     contact = None
     if requester.email:
         contacts = Contact.objects.filter(organization=organization, email__iexact=requester.email)
@@ -164,8 +176,15 @@ def contact_upsert(*, organization: Organization, requester: RequesterData) -> C
     for field in filled:
         setattr(contact, field, getattr(requester, field))
     if filled:
-        contact.save(update_fields=[*filled, "updated_at"])  # its tickets are touched by tickets.signals
+        _contact_save(contact, filled, actor)
     return contact
+
+
+def _contact_save(contact: Contact, changed: list[str], actor: Actor) -> None:
+    """A contact's shown data changed: every ticket it asked moves in the change list (solicitante)."""
+    contact.save(update_fields=[*changed, "updated_at"])
+    tickets_touch(tickets=Ticket.objects.filter(requester=contact))
+    signals.contact_updated.send(sender=Contact, contact=contact, changed=changed, actor=actor)
 
 
 # One statement, so concurrent requests for one requester make one contact: blank fields
@@ -186,7 +205,7 @@ RETURNING id, organization_id, name, email, phone, external_id, created_at, upda
 """
 
 
-def _contact_upsert_by_external_id(organization: Organization, requester: RequesterData) -> Contact:
+def _contact_upsert_by_external_id(organization: Organization, requester: RequesterData, actor: Actor) -> Contact:
     now = timezone.now()
     values = {
         "id": uuid.uuid4(),
@@ -203,6 +222,8 @@ def _contact_upsert_by_external_id(organization: Organization, requester: Reques
     if contact.updated_at == now and contact.created_at != now:
         # Blank fields of a known contact were filled: its other tickets show the new solicitante.
         tickets_touch(tickets=Ticket.objects.filter(requester=contact))
+        # Which blanks were filled is not told by the one statement that filled them.
+        signals.contact_updated.send(sender=Contact, contact=contact, changed=None, actor=actor)
     return contact
 
 
@@ -217,7 +238,8 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
         ticket = _locked_ticket_of(organization, ticket_id)
         closed = ticket is not None and ticket.status.category == StatusCategory.CLOSED
         if ticket is not None and not closed:
-            if ticket.status.category in REOPENING_CATEGORIES:
+            previous_status = ticket.status
+            if previous_status.category in REOPENING_CATEGORIES:
                 ticket.status = status_default_open(organization=organization)
                 ticket.resolved_at = None
             ticket.save(update_fields=["status", "resolved_at", "updated_at"])
@@ -228,6 +250,11 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
                 author_contact=ticket.requester,
                 created_at=ticket.updated_at,
             )
+            if ticket.status_id != previous_status.pk:
+                signals.ticket_status_changed.send(
+                    sender=Ticket, ticket=ticket, previous_status=previous_status, actor=PARTNER
+                )
+            signals.reply_published.send(sender=Reply, reply=reply, actor=PARTNER)
     if ticket is None:
         raise TicketNotFound()
     if closed:
@@ -243,19 +270,22 @@ def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: 
     """
     if agent.organization_id != ticket.organization_id:
         raise ValidationFailed({"atendente": ["Atendente de outra organização."]})
+    actor = Actor.of_agent(agent)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         if not internal:
-            # The ticket first: the reply's post_save builds the webhook payload from it.
-            ticket.save(update_fields=["updated_at"])
+            ticket.save(update_fields=["updated_at"])  # the thread changed: the change list moves
         reply = Reply.objects.create(
             ticket=ticket,
             body=body,
             is_internal=internal,
             origin=ReplyOrigin.AGENT,
             author_agent=agent,
+            # Never newer than the ticket's atualizado_em, which it moved.
             created_at=timezone.now() if internal else ticket.updated_at,
         )
+        announcement = signals.note_added if internal else signals.reply_published
+        announcement.send(sender=Reply, reply=reply, actor=actor)
     return reply
 
 
@@ -273,24 +303,26 @@ def reply_ensure_editable_by_agent(reply: Reply, agent: Agent) -> None:
 
 def reply_edit_as_customer(*, reply: Reply, body: str) -> Reply:
     reply_ensure_editable_by_customer(reply)
-    return _reply_set_body(reply, body)
+    return _reply_set_body(reply, body, PARTNER)
 
 
 def reply_edit_as_agent(*, reply: Reply, agent: Agent, body: str) -> Reply:
     reply_ensure_editable_by_agent(reply, agent)
-    return _reply_set_body(reply, body)
+    return _reply_set_body(reply, body, Actor.of_agent(agent))
 
 
-def _reply_set_body(reply: Reply, body: str) -> Reply:
-    """An edit of a public reply changes the ticket the partner sees; an edit of a note does not."""
-    visible = not reply.is_internal and (body != reply.body or not reply.edited)
+def _reply_set_body(reply: Reply, body: str, actor: Actor) -> Reply:
+    """An edit of a public reply changes the ticket the partner sees (`editado` too); an edit of a note does not."""
+    previous_body = reply.body
+    visible = not reply.is_internal and (body != previous_body or not reply.edited)
     with transaction.atomic(savepoint=False):
-        if visible:
-            # The ticket first: the reply's post_save builds the webhook payload from it.
-            tickets_touch(tickets=Ticket.objects.filter(pk=reply.ticket_id))
         reply.body = body
         reply.edited = True
         reply.save(update_fields=["body", "edited", "updated_at"])
+        if visible:
+            tickets_touch(tickets=Ticket.objects.filter(pk=reply.ticket_id))
+        if body != previous_body:
+            signals.reply_edited.send(sender=Reply, reply=reply, previous_body=previous_body, actor=actor)
     return reply
 
 
@@ -301,22 +333,37 @@ def ticket_update(
     assignee: Agent | None = None,
     priority: str | None = None,
     unassign: bool = False,
+    actor: Actor = SYSTEM,
 ) -> Ticket:
-    """An agent's change of status, assignee or priority; entering `resolvido` stamps resolvido_em."""
+    """An agent's (or the system's) change of status, assignee or priority; entering `resolvido` stamps
+    resolvido_em. Each change is announced, status first, then priority, then assignee."""
     ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
+        before = (ticket.status, ticket.priority, ticket.assignee)
         visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
         hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
         if visible:
             ticket.save(update_fields=[*visible, *hidden, "updated_at"])
         elif hidden:
             ticket.save(update_fields=hidden)
+        _announce_changes(ticket, *before, actor=actor)
     return ticket
 
 
+def _announce_changes(ticket: Ticket, previous_status, previous_priority, previous_assignee, *, actor: Actor) -> None:
+    if ticket.status_id != previous_status.pk:
+        signals.ticket_status_changed.send(sender=Ticket, ticket=ticket, previous_status=previous_status, actor=actor)
+    if ticket.priority != previous_priority:
+        signals.ticket_priority_changed.send(
+            sender=Ticket, ticket=ticket, previous_priority=previous_priority, actor=actor
+        )
+    if ticket.assignee_id != (previous_assignee.pk if previous_assignee else None):
+        signals.ticket_assigned.send(sender=Ticket, ticket=ticket, previous_assignee=previous_assignee, actor=actor)
+
+
 def ticket_update_by_ids(
-    *, ticket: Ticket, status_id=UNCHANGED, assignee_id=UNCHANGED, priority: str | None = None
+    *, ticket: Ticket, status_id=UNCHANGED, assignee_id=UNCHANGED, priority: str | None = None, actor: Actor = SYSTEM
 ) -> Ticket:
     """ticket_update for callers holding ids (the agent panel API); `assignee_id=None` unassigns.
 
@@ -331,16 +378,21 @@ def ticket_update_by_ids(
         agents = Agent.objects.filter(organization_id=ticket.organization_id)
         assignee = object_by_id(agents, assignee_id, missing=AgentNotFound)
     return ticket_update(
-        ticket=ticket, status=status, assignee=assignee, priority=priority, unassign=assignee_id is None
+        ticket=ticket,
+        status=status,
+        assignee=assignee,
+        priority=priority,
+        unassign=assignee_id is None,
+        actor=actor,
     )
 
 
-def ticket_resolve(*, ticket: Ticket) -> bool:
+def ticket_resolve(*, ticket: Ticket, actor: Actor = SYSTEM) -> bool:
     """Move the ticket to its organization's first `resolvido` status; False when it already is resolved."""
     resolved = status_first_of_category(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
     if resolved is None or ticket.status.category == StatusCategory.RESOLVED:
         return False
-    ticket_update(ticket=ticket, status=resolved)
+    ticket_update(ticket=ticket, status=resolved, actor=actor)
     return True
 
 
@@ -390,10 +442,113 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
     return []
 
 
+# --- what tickets show from other rows: the requester and the status -----------------------------
+
+
+def contact_update(*, contact: Contact, actor: Actor, name=UNCHANGED, email=UNCHANGED, phone=UNCHANGED) -> Contact:
+    """An edit of a requester's data (the admin's contact page): every ticket it asked shows it as
+    `solicitante`, so they all move in the change list. E-mails are stored as contact_upsert stores them."""
+    values = {"name": name, "email": email, "phone": phone}
+    given = {field: value for field, value in values.items() if value is not UNCHANGED}
+    if "email" in given:
+        given["email"] = (given["email"] or "").strip().lower()
+    if "phone" in given:
+        given["phone"] = given["phone"] or ""
+    _contact_check(given)
+    with transaction.atomic(savepoint=False):
+        changed = [field for field, value in given.items() if getattr(contact, field) != value]
+        for field in changed:
+            setattr(contact, field, given[field])
+        if changed:
+            _contact_save(contact, changed, actor)
+    return contact
+
+
+def contact_delete(*, contact: Contact) -> None:
+    """A contact without tickets (the ones with tickets are protected): nothing a partner sees changes."""
+    contact.delete()
+
+
+def _contact_check(values: dict) -> None:
+    errors: dict[str, list[str]] = {}
+    if "name" in values and not (values["name"] or "").strip():
+        errors["nome"] = ["Este campo não pode estar em branco."]
+    elif len(values.get("name") or "") > 255:
+        errors["nome"] = ["Certifique-se de que este campo não tenha mais de 255 caracteres."]
+    if values.get("email"):
+        try:
+            validate_email(values["email"])
+        except DjangoValidationError:
+            errors["email"] = ["Informe um endereço de e-mail válido."]
+    if len(values.get("phone") or "") > 32:
+        errors["telefone"] = ["Certifique-se de que este campo não tenha mais de 32 caracteres."]
+    if errors:
+        raise ValidationFailed(errors)
+
+
+_COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
+SHOWN_STATUS_FIELDS = ("name", "category", "color")  # what TicketPublico shows of its status
+
+
+def status_check(*, organization_id, name: str, color: str, status: TicketStatus | None = None) -> None:
+    """A status's rules, for forms that show a field error before anything is saved (the admin)."""
+    errors: dict[str, list[str]] = {}
+    if not _COLOR_RE.match(color or ""):
+        errors["cor"] = ["Use uma cor no formato #RRGGBB."]
+    duplicates = TicketStatus.objects.filter(organization_id=organization_id, name__iexact=(name or "").strip())
+    if status is not None:
+        duplicates = duplicates.exclude(pk=status.pk)
+    if not (name or "").strip():
+        errors["nome"] = ["Este campo não pode estar em branco."]
+    elif duplicates.exists():
+        errors["nome"] = ["Já existe um status com este nome."]
+    if errors:
+        raise ValidationFailed(errors)
+
+
+def status_create(*, organization_id, name: str, category: str, color: str, position: int = 0) -> TicketStatus:
+    """A new status of the organization (no ticket shows it yet)."""
+    status_check(organization_id=organization_id, name=name, color=color)
+    status = TicketStatus.objects.create(
+        organization_id=organization_id, name=name.strip(), category=category, color=color.upper(), position=position
+    )
+    status_cache_forget(organization_id)
+    return status
+
+
+def status_update(*, status: TicketStatus, name: str, category: str, color: str, position: int) -> TicketStatus:
+    """A renamed, recoloured or recategorised status moves every ticket that shows it in the change list."""
+    status_check(organization_id=status.organization_id, name=name, color=color, status=status)
+    values = {"name": name.strip(), "category": category, "color": color.upper(), "position": position}
+    with transaction.atomic(savepoint=False):
+        changed = [field for field, value in values.items() if getattr(status, field) != value]
+        for field in changed:
+            setattr(status, field, values[field])
+        if changed:
+            status.save(update_fields=changed)
+            status_cache_forget(status.organization_id)
+        if set(changed) & set(SHOWN_STATUS_FIELDS):
+            tickets_touch(tickets=Ticket.objects.filter(status=status))
+    return status
+
+
+def status_delete(*, status: TicketStatus) -> None:
+    """Only a status no ticket has (the admin refuses the others before asking)."""
+    organization_id = status.organization_id
+    status.delete()
+    status_cache_forget(organization_id)
+
+
+def tickets_of_agent_touch(*, agent: Agent) -> int:
+    """An agent's name is the author of its public replies: the tickets with one move (not its notes')."""
+    replied = Reply.objects.filter(author_agent=agent, is_internal=False).values("ticket_id")
+    return tickets_touch(tickets=Ticket.objects.filter(pk__in=replied))
+
+
 def tickets_touch(*, tickets: QuerySet[Ticket]) -> int:
     """A change the partner sees on these tickets that is not a save of them (an edited reply, a
     renamed status or agent, a requester's new e-mail): each moves its atualizado_em and its place
-    in the change list."""
+    in the change list. The one way, with Ticket.save, that a ticket's place moves."""
     now = timezone.now()
     if connection.vendor == "postgresql":  # the shared sequence gives every row a place of its own
         return tickets.update(updated_at=now, **change_fields(Ticket, None))

@@ -1,67 +1,34 @@
-"""post_save adapters: every new organization can take tickets at once; a changed status is not served
-stale; what tickets show of their status, requester or agents changing moves them in the change list."""
+"""What happened to tickets, announced by the service that did it, right after its write.
 
-from django.db.models.signals import post_delete, post_save, pre_save
-from django.dispatch import receiver
+Each service of tickets that changes something sends one of these signals, inside its transaction,
+saying what happened, what it was before and who did it (`actor`, helpdesk.actors). Listeners in
+other apps act on it (integrations writes the event and its webhook deliveries: the outbox); tickets
+imports none of them. No receiver ever infers a change from a diff of a saved model: reading a
+service tells you every side effect it has (docs/decisions.md, "Side effects are announced").
 
-from helpdesk.models import Agent, Organization
-from tickets.attachments.storage import files_delete_after_commit
-from tickets.models import Attachment, Contact, Reply, Ticket, TicketStatus
-from tickets.selectors import status_cache_forget
-from tickets.services import ticketing_setup, tickets_touch
+Every signal is sent with `sender` the model class and these keyword arguments:
 
+- ticket_created: ticket, actor
+- ticket_status_changed: ticket, previous_status (TicketStatus), actor
+- ticket_priority_changed: ticket, previous_priority (str), actor
+- ticket_assigned: ticket, previous_assignee (Agent or None), actor
+- ticket_deleted: tombstone (TicketTombstone: id, number, external_id, deleted_at), actor
+- reply_published: reply (a public reply, an agent's or the customer's), actor
+- note_added: reply (an internal note), actor
+- reply_edited: reply, previous_body, actor (only when the text changed)
+- attachment_added: attachment, actor
+- contact_updated: contact, changed (field names; None when a partner's request filled blank ones), actor
+"""
 
-@receiver(post_save, sender=Organization, dispatch_uid="tickets.organization_created")
-def organization_created(sender, instance: Organization, created: bool, raw=False, **kwargs) -> None:
-    if created and not raw:
-        ticketing_setup(organization=instance)
+from django.dispatch import Signal
 
-
-@receiver(post_save, sender=TicketStatus, dispatch_uid="tickets.status_saved")
-@receiver(post_delete, sender=TicketStatus, dispatch_uid="tickets.status_deleted")
-def status_changed(sender, instance: TicketStatus, raw=False, **kwargs) -> None:
-    status_cache_forget(instance.organization_id)
-
-
-def _shown_values_changed(instance, created: bool, raw: bool) -> bool:
-    """An existing row whose values tickets show changed (TracksLoadedValues remembers them as loaded)."""
-    if created or raw or not hasattr(instance, "_loaded_values"):
-        return False
-    return any(instance.loaded_value(name) != getattr(instance, name) for name in instance.tracked_fields)
-
-
-@receiver(post_save, sender=TicketStatus, dispatch_uid="tickets.status_shown")
-def status_shown_changed(sender, instance: TicketStatus, created: bool, raw=False, **kwargs) -> None:
-    if _shown_values_changed(instance, created, raw):
-        tickets_touch(tickets=Ticket.objects.filter(status=instance))
-
-
-@receiver(post_save, sender=Contact, dispatch_uid="tickets.contact_shown")
-def contact_shown_changed(sender, instance: Contact, created: bool, raw=False, **kwargs) -> None:
-    if _shown_values_changed(instance, created, raw):
-        tickets_touch(tickets=Ticket.objects.filter(requester=instance))
-
-
-@receiver(pre_save, sender=Agent, dispatch_uid="tickets.agent_name_loaded")
-def agent_name_loaded(sender, instance: Agent, raw=False, update_fields=None, **kwargs) -> None:
-    # helpdesk does not track loaded values: the name is read before a save that may change it.
-    if raw or instance._state.adding or (update_fields is not None and "name" not in update_fields):
-        instance._name_before_save = None
-        return
-    instance._name_before_save = Agent.objects.filter(pk=instance.pk).values_list("name", flat=True).first()
-
-
-@receiver(post_save, sender=Agent, dispatch_uid="tickets.agent_name_shown")
-def agent_name_shown_changed(sender, instance: Agent, created: bool, raw=False, **kwargs) -> None:
-    """An agent's name is the author of its public replies."""
-    before = getattr(instance, "_name_before_save", None)
-    if before is not None and before != instance.name:
-        replied = Reply.objects.filter(author_agent=instance, is_internal=False).values("ticket_id")
-        tickets_touch(tickets=Ticket.objects.filter(pk__in=replied))
-
-
-@receiver(post_delete, sender=Attachment, dispatch_uid="tickets.attachment_deleted")
-def attachment_deleted(sender, instance: Attachment, **kwargs) -> None:
-    """However the row goes (a ticket or reply deleted in the admin, a cascade, a purge), its file goes
-    once the deletion commits; a rollback keeps both."""
-    files_delete_after_commit([instance.storage_key])
+ticket_created = Signal()
+ticket_status_changed = Signal()
+ticket_priority_changed = Signal()
+ticket_assigned = Signal()
+ticket_deleted = Signal()
+reply_published = Signal()
+note_added = Signal()
+reply_edited = Signal()
+attachment_added = Signal()
+contact_updated = Signal()

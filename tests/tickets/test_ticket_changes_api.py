@@ -18,7 +18,7 @@ from tests.assertions import assert_success, assert_validation_error, queries_of
 from tests.factories import make_agent, make_agent_reply, make_busy_ticket, make_customer_reply, make_ticket, status_of
 from tests.test_openapi_conformance import assert_conforms
 from tickets.models import Ticket, TicketStatus
-from tickets.services import RequesterData, reply_edit_as_agent, reply_edit_as_customer, ticket_update
+from tickets.services import RequesterData, reply_edit_as_agent, reply_edit_as_customer, status_update, ticket_update
 
 CHANGES = "/api/v1/tickets/alteracoes"
 BAD_DESDE = (
@@ -236,11 +236,10 @@ def test_a_renamed_status_moves_the_tickets_that_show_it(partner, organization):
     _, cursor = drain(partner)
 
     waiting = TicketStatus.objects.get(pk=waiting.pk)
-    waiting.color = "#000000"
-    waiting.save()
+    status_update(status=waiting, name=waiting.name, category=waiting.category, color="#000000", position=2)
     unchanged = TicketStatus.objects.get(pk=waiting.pk)
-    unchanged.position = 7  # not shown to the partner
-    unchanged.save()
+    # not shown to the partner
+    status_update(status=unchanged, name=unchanged.name, category=unchanged.category, color="#000000", position=7)
 
     seen, _ = drain(partner, cursor)
     assert seen == [detail(partner, shown)]

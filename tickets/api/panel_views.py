@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 
+from helpdesk.actors import Actor
 from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.parsers import JSONObjectParser
@@ -98,7 +99,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
         ticket = ticket_get(organization=self.organization, ticket_id=id)
         payload = PanelTicketUpdateIn(data=request.data)
         payload.is_valid(raise_exception=True)
-        ticket = ticket_update_by_ids(ticket=ticket, **payload.validated_data)
+        ticket = ticket_update_by_ids(ticket=ticket, actor=Actor.of_agent(self.agent), **payload.validated_data)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket atualizado.")
 
     @extend_schema(

@@ -4,7 +4,7 @@ A file is written before its row, with the ticket's row lock taken only for the 
 When this service's own transaction fails, the files it wrote are deleted at once. When an enclosing
 transaction it does not own rolls back later (the admin's), the files stay without a row: the hourly
 sweep (`attachment_files_sweep`) removes stored files older than an hour that no row names. Deleting
-rows (a ticket, a reply) deletes their files after the commit (tickets.signals).
+rows (a ticket, a reply) deletes their files after the commit (tickets.lifecycle).
 """
 
 import logging
@@ -16,8 +16,10 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
+from helpdesk.actors import PARTNER, Actor
 from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent
+from tickets import signals
 from tickets.attachments.content import ALLOWED_DESCRIPTION, SNIFF_BYTES, clean_name, sniff
 from tickets.attachments.storage import attachment_storage, file_delete, new_key, recent_hour_folders
 from tickets.attachments.uploads import FIELD, upload_sha256
@@ -90,8 +92,8 @@ def reply_create_with_attachments(
     *, ticket: Ticket, agent: Agent, body: str, internal: bool, uploads: list[UploadedFile]
 ) -> tuple[Reply, list[Attachment]]:
     """An agent's public reply or internal note with its files, in one transaction: the reply and every
-    file are kept, or none. The public reply's event, then one `ticket.anexo_adicionado` per file, are
-    written by integrations' adapters."""
+    file are kept, or none. The reply is announced first (reply_published or note_added), then each file
+    (attachment_added)."""
     checked = [attachment_check(upload) for upload in uploads]
     if checked:
         _ensure_room(ticket, len(checked))
@@ -162,6 +164,9 @@ def _store_and_create(ticket, checked: list[CheckedFile], *, reply, sender, agen
                     )
                     for key, item in zip(keys, checked, strict=True)
                 ]
+                actor = Actor.of_agent(agent) if sender == AttachmentSender.AGENT else PARTNER
+                for attachment in attachments:
+                    signals.attachment_added.send(sender=Attachment, attachment=attachment, actor=actor)
     except BaseException:
         for key in keys:
             file_delete(key)

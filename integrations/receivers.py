@@ -1,0 +1,45 @@
+"""The outbox's listeners: what tickets' services announce (tickets.signals) becomes events.
+
+Connected in IntegrationsConfig.ready(). Every door that changes tickets through the services (admin,
+agent panel API, operator commands, beat) emits the same way. What the partner did through the partner
+API never emits (no echo), and an internal note never leaves.
+"""
+
+from django.dispatch import receiver
+
+from integrations import events
+from integrations.models import EventKind
+from tickets import signals
+from tickets.models import AttachmentSender, StatusCategory
+
+
+@receiver(signals.reply_published, dispatch_uid="integrations.reply_published")
+def reply_published(sender, reply, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.reply_event(reply, EventKind.PUBLIC_REPLY)
+
+
+@receiver(signals.reply_edited, dispatch_uid="integrations.reply_edited")
+def reply_edited(sender, reply, previous_body, actor, **kwargs) -> None:
+    if not actor.is_partner and not reply.is_internal:
+        events.reply_event(reply, EventKind.REPLY_EDITED, previous_body=previous_body)
+
+
+@receiver(signals.ticket_status_changed, dispatch_uid="integrations.ticket_status_changed")
+def ticket_status_changed(sender, ticket, previous_status, actor, **kwargs) -> None:
+    """Entering `resolvido` (resolvido_em is stamped then, and only then) is `ticket.resolvido`."""
+    if actor.is_partner:
+        return
+    entered_resolved = (
+        ticket.status.category == StatusCategory.RESOLVED and previous_status.category != StatusCategory.RESOLVED
+    )
+    if entered_resolved:
+        events.ticket_resolved_event(ticket)
+
+
+@receiver(signals.attachment_added, dispatch_uid="integrations.attachment_added")
+def attachment_added(sender, attachment, actor, **kwargs) -> None:
+    """A file an agent sent with a public reply (never a note's, never the partner's own)."""
+    reply = attachment.reply
+    if not actor.is_partner and attachment.sender == AttachmentSender.AGENT and reply and not reply.is_internal:
+        events.attachment_added_event(attachment)

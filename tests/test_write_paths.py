@@ -1,0 +1,144 @@
+"""Partner-visible rows are written only by the services, which move the change list and announce what they
+did (tickets.signals). Nothing else may save, update, create or delete a ticket, reply, contact, status,
+attachment or agent: a write elsewhere would change what a partner sees without moving the change list and
+without an event, since no receiver guesses changes from saved models any more.
+
+The code of the apps is scanned (an AST walk, no import): a write method called on one of those models
+(`Ticket.objects.filter(...).update(...)`), on a variable known to hold one (a parameter annotated with
+the model, a name bound from a query of it), or SQL that writes their tables, outside a services module, is
+a failure.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("helpdesk", "tickets", "integrations", "config")
+GUARDED = {"Ticket", "Reply", "Contact", "TicketStatus", "Attachment", "Agent", "TicketTombstone"}
+TABLES = ("tickets_ticket", "tickets_reply", "tickets_contact", "tickets_ticketstatus", "tickets_attachment")
+WRITES = {"save", "delete", "update", "bulk_update", "bulk_create", "create", "get_or_create", "update_or_create"}
+QUERIES = {"objects", "filter", "exclude", "all", "get", "first", "last", "select_for_update", "select_related"}
+# Where partner-visible rows may be written: the services, each of which moves the change list and
+# announces (tickets.signals, helpdesk.signals).
+WRITERS = {"tickets/services.py", "tickets/attachments/services.py", "helpdesk/services.py"}
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """The name a chain of attributes and calls starts from: `Ticket` in Ticket.objects.filter(...).update."""
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _annotation_names(annotation: ast.AST | None) -> set[str]:
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # "Ticket | None"
+        annotation = ast.parse(annotation.value, mode="eval")
+    return {node.id for node in ast.walk(annotation) if isinstance(node, ast.Name)} if annotation else set()
+
+
+class _Writes(ast.NodeVisitor):
+    """Every write of a guarded model in one module, as `line: code`."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.found: list[str] = []
+        self.typed: list[set[str]] = [set()]  # names known to hold a guarded row, per function
+
+    def visit_FunctionDef(self, node):
+        arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        typed = {arg.arg for arg in arguments if _annotation_names(arg.annotation) & GUARDED}
+        self.typed.append(typed)
+        self.generic_visit(node)
+        self.typed.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Assign(self, node):
+        if _root_name(node.value) in GUARDED and self._is_query(node.value):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        self.typed[-1].add(name.id)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        if _root_name(node.iter) in GUARDED or (_root_name(node.iter) in self.typed[-1]):
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    self.typed[-1].add(name.id)
+        self.generic_visit(node)
+
+    @staticmethod
+    def _is_query(node: ast.AST) -> bool:
+        return any(isinstance(part, ast.Attribute) and part.attr in QUERIES for part in ast.walk(node))
+
+    def visit_Call(self, node):
+        function = node.func
+        if isinstance(function, ast.Attribute) and function.attr in WRITES:
+            root = _root_name(function.value)
+            if root in GUARDED or root in self.typed[-1]:
+                self.found.append(f"{node.lineno}: {ast.get_source_segment(self.source, node)}")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str):
+            sql = " ".join(node.value.split()).lower()
+            for table in TABLES:
+                if any(f"{verb} {table}" in sql for verb in ("update", "insert into", "delete from")):
+                    self.found.append(f"{node.lineno}: SQL writing {table}")
+
+
+def writes_in(source: str) -> list[str]:
+    visitor = _Writes(source)
+    visitor.visit(ast.parse(source))
+    return visitor.found
+
+
+def _modules():
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if "/migrations/" not in relative and relative not in WRITERS:
+                yield relative, path.read_text()
+
+
+def test_no_module_but_the_services_writes_a_partner_visible_row():
+    found = {relative: writes for relative, source in _modules() if (writes := writes_in(source))}
+
+    assert found == {}, "write these through a service, which moves the change list and announces the change"
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "Ticket.objects.filter(pk=1).update(priority='alta')",
+        "Contact.objects.filter(organization=o).update(name='x')",
+        "Reply.objects.create(ticket=t, body='x')",
+        "def f(contact: Contact):\n    contact.name = 'x'\n    contact.save()",
+        "def f(reply: 'Reply | None'):\n    reply.save(update_fields=['body'])",
+        "status = TicketStatus.objects.get(pk=1)\nstatus.save()",
+        "for ticket in Ticket.objects.filter(x=1):\n    ticket.delete()",
+        "cursor.execute('UPDATE tickets_ticket SET priority = %s', ['alta'])",
+        "SQL = '''\n    DELETE FROM  tickets_reply WHERE id = %s'''",
+        "Agent.objects.filter(pk=1).update(name='Outro')",
+    ],
+)
+def test_the_scan_finds_each_way_of_writing_around_the_services(snippet):
+    assert writes_in(snippet)
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "Ticket.objects.filter(pk=1).values_list('id')",
+        "webhook.save(update_fields=['is_active'])",
+        "cache.delete(key)",
+        "digest.update(chunk)",
+        "ticket_update(ticket=ticket, priority='alta')",
+        "SQL = 'SELECT id FROM tickets_ticket WHERE external_id = %s'",
+    ],
+)
+def test_the_scan_leaves_reads_and_other_models_alone(snippet):
+    assert writes_in(snippet) == []
