@@ -354,26 +354,33 @@ def _multipart_valid_as_sent(case) -> bool:
     body = case.operation.get_body_for_media_type("multipart/form-data")
     if body is None or not isinstance(case.body, dict):
         return False
-    validator = jsonschema.validators.validator_for(body.validation_schema)
-    return validator(body.validation_schema, format_checker=validator.FORMAT_CHECKER).is_valid(_as_sent(case.body))
+    schema = body.validation_schema
+    validator = jsonschema.validators.validator_for(schema)
+    sent = _as_sent(case.body, schema.get("properties", {}))
+    return validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(sent)
 
 
-def _as_sent(body: dict) -> dict:
-    """A form as it goes on the wire: a file is a file whatever its bytes, an empty list sends no part,
-    a list of one text sends that text. Schemathesis cannot always make a form invalid."""
+def _as_sent(body: dict, properties: dict) -> dict:
+    """A form as it goes on the wire: a file is a file whatever its bytes, a boolean or a number sent to a
+    text field is its text (`true`), an empty list sends no part, a list of one text sends that text.
+    Schemathesis cannot always make a form invalid."""
 
-    def part(value):
-        return "<arquivo>" if hasattr(value, "data") or isinstance(value, bytes) else value
+    def part(name, value):
+        if hasattr(value, "data") or isinstance(value, bytes):
+            return "<arquivo>"
+        if properties.get(name, {}).get("type") == "string" and isinstance(value, bool | int | float):
+            return ("true" if value else "false") if isinstance(value, bool) else str(value)
+        return value
 
     sent = {}
     for name, value in body.items():
         if isinstance(value, list):
             if not value:
                 continue
-            value = [part(item) for item in value]
+            value = [part(name, item) for item in value]
             if len(value) == 1 and value[0] != "<arquivo>" and not isinstance(value[0], (list, dict)):
                 value = value[0]
-        sent[name] = part(value)
+        sent[name] = part(name, value)
     return sent
 
 
