@@ -8,6 +8,7 @@ SUPPORT_GROUP = "Suporte"
 # What support staff do in the admin (credentials and webhooks need MANAGE_PUBLIC_API instead).
 SUPPORT_PERMISSIONS = [
     ("tickets", "view_ticket"),
+    ("tickets", "add_ticket"),
     ("tickets", "change_ticket"),
     ("tickets", "delete_ticket"),
     ("tickets", "view_reply"),

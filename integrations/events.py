@@ -16,13 +16,15 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
+from helpdesk.actors import SYSTEM, Actor
+from helpdesk.models import Agent
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
 from tickets.api.attachment_serializers import attachment_event
 from tickets.api.output import iso, reply_public, ticket_summary
 from tickets.attachments.selectors import ATTACHMENT_COLUMNS
-from tickets.models import Attachment, Reply, Ticket
+from tickets.models import Attachment, Reply, Ticket, TicketStatus
 from tickets.selectors import REPLY_COLUMNS, TICKET_COLUMNS
 
 
@@ -74,7 +76,36 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
     return event
 
 
-def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> WebhookEvent:
+def actor_payload(actor: Actor) -> dict:
+    """`data.ator` of every event: the agent as GET /api/v1/atendentes shows it, or the system."""
+    if actor.kind == Actor.AGENT:
+        return {"tipo": Actor.AGENT, "id": str(actor.agent.pk), "nome": actor.agent.name}
+    return {"tipo": Actor.SYSTEM}
+
+
+def _status_payload(status: TicketStatus) -> dict:
+    return {"nome": status.name, "categoria": status.category, "cor": status.color}
+
+
+def _agent_ref(agent: Agent | None) -> dict | None:
+    return {"id": str(agent.pk), "nome": agent.name} if agent is not None else None
+
+
+def _change(previous, current) -> dict:
+    return {"anterior": previous, "atual": current}
+
+
+def ticket_event(ticket: Ticket, kind: str, actor: Actor, **data) -> WebhookEvent:
+    """An event about a ticket: `data` is the ticket as GET /api/v1/tickets/{id} shows it (without
+    `respostas`, read when the event is written), what the kind adds, and who did it."""
+    return event_emit(
+        organization=ticket.organization,
+        kind=kind,
+        data_builder=lambda: {"ticket": _ticket_data(ticket.pk), **data, "ator": actor_payload(actor)},
+    )
+
+
+def reply_event(reply: Reply, kind: str, actor: Actor, previous_body: str | None = None) -> WebhookEvent:
     def build() -> dict:
         data = {
             "ticket": _ticket_data(reply.ticket_id),
@@ -82,12 +113,13 @@ def reply_event(reply: Reply, kind: str, previous_body: str | None = None) -> We
         }
         if previous_body is not None:
             data["mensagem_anterior"] = previous_body
+        data["ator"] = actor_payload(actor)
         return data
 
     return event_emit(organization=reply.ticket.organization, kind=kind, data_builder=build)
 
 
-def attachment_added_event(attachment: Attachment) -> WebhookEvent:
+def attachment_added_event(attachment: Attachment, actor: Actor) -> WebhookEvent:
     """One per file of an agent's public reply: the ticket and the attachment's metadata, no link (a
     signed link would expire before the retries end; the partner asks the list for a fresh one)."""
     return event_emit(
@@ -96,19 +128,37 @@ def attachment_added_event(attachment: Attachment) -> WebhookEvent:
         data_builder=lambda: {
             "ticket": _ticket_data(attachment.ticket_id),
             "anexo": attachment_event(Attachment.objects.values_list(*ATTACHMENT_COLUMNS).get(pk=attachment.pk)),
+            "ator": actor_payload(actor),
         },
     )
 
 
-def ticket_resolved_event(ticket: Ticket) -> WebhookEvent:
+def status_changed_event(ticket: Ticket, previous: TicketStatus, actor: Actor) -> WebhookEvent:
+    change = _change(_status_payload(previous), _status_payload(ticket.status))
+    return ticket_event(ticket, EventKind.STATUS_CHANGED, actor, alteracoes={"status": change})
+
+
+def priority_changed_event(ticket: Ticket, previous: str, actor: Actor) -> WebhookEvent:
+    change = _change(previous, ticket.priority)
+    return ticket_event(ticket, EventKind.PRIORITY_CHANGED, actor, alteracoes={"prioridade": change})
+
+
+def assigned_event(ticket: Ticket, previous: Agent | None, actor: Actor) -> WebhookEvent:
+    change = _change(_agent_ref(previous), _agent_ref(ticket.assignee))
+    return ticket_event(ticket, EventKind.ASSIGNED, actor, alteracoes={"atendente": change})
+
+
+def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
+    """The ticket is gone: `ticket` is what identifies it, nothing more."""
+    ticket = {"id": str(tombstone.pk), "numero": tombstone.number, "external_id": tombstone.external_id or None}
     return event_emit(
-        organization=ticket.organization,
-        kind=EventKind.RESOLVED,
-        data_builder=lambda: {"ticket": _ticket_data(ticket.pk)},
+        organization=tombstone.organization,
+        kind=EventKind.DELETED,
+        data_builder=lambda: {"ticket": ticket, "ator": actor_payload(actor)},
     )
 
 
-def webhook_test_send(*, webhook: Webhook) -> WebhookDelivery:
+def webhook_test_send(*, webhook: Webhook, actor: Actor = SYSTEM) -> WebhookDelivery:
     """A `webhook.teste` event to this one webhook, which must be active."""
     webhook_ensure_active(webhook)
     event = event_emit(
@@ -118,6 +168,7 @@ def webhook_test_send(*, webhook: Webhook) -> WebhookDelivery:
         data_builder=lambda: {
             "mensagem": "Evento de teste do webhook.",
             "webhook": {"id": str(webhook.pk), "nome": webhook.name},
+            "ator": actor_payload(actor),
         },
     )
     return event.deliveries.select_related("event").get()

@@ -61,14 +61,21 @@ class IdempotencyRecord(models.Model):
 
 
 class EventKind(models.TextChoices):
+    """Every change a partner can see, by an agent or the system (docs/webhooks.md has each body)."""
+
+    TICKET_CREATED = "ticket.criado", "Ticket criado"
     PUBLIC_REPLY = "ticket.resposta_publica", "Resposta pública"
     REPLY_EDITED = "ticket.resposta_editada", "Resposta editada"
+    STATUS_CHANGED = "ticket.status_alterado", "Status alterado"
     RESOLVED = "ticket.resolvido", "Ticket resolvido"
+    PRIORITY_CHANGED = "ticket.prioridade_alterada", "Prioridade alterada"
+    ASSIGNED = "ticket.atribuido", "Ticket atribuído"
     ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
+    DELETED = "ticket.excluido", "Ticket excluído"
     TEST = "webhook.teste", "Teste"
 
 
-SUBSCRIBABLE_EVENTS = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED, EventKind.ATTACHMENT_ADDED]
+SUBSCRIBABLE_EVENTS = [kind for kind in EventKind if kind != EventKind.TEST]
 # What GET /api/v1/eventos answers: what a webhook may subscribe to (never a webhook's test event).
 FEED_EVENTS = SUBSCRIBABLE_EVENTS
 

@@ -13,28 +13,54 @@ from tickets import signals
 from tickets.models import AttachmentSender, StatusCategory
 
 
+@receiver(signals.ticket_created, dispatch_uid="integrations.ticket_created")
+def ticket_created(sender, ticket, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.ticket_event(ticket, EventKind.TICKET_CREATED, actor)
+
+
 @receiver(signals.reply_published, dispatch_uid="integrations.reply_published")
 def reply_published(sender, reply, actor, **kwargs) -> None:
     if not actor.is_partner:
-        events.reply_event(reply, EventKind.PUBLIC_REPLY)
+        events.reply_event(reply, EventKind.PUBLIC_REPLY, actor)
 
 
 @receiver(signals.reply_edited, dispatch_uid="integrations.reply_edited")
 def reply_edited(sender, reply, previous_body, actor, **kwargs) -> None:
     if not actor.is_partner and not reply.is_internal:
-        events.reply_event(reply, EventKind.REPLY_EDITED, previous_body=previous_body)
+        events.reply_event(reply, EventKind.REPLY_EDITED, actor, previous_body=previous_body)
 
 
 @receiver(signals.ticket_status_changed, dispatch_uid="integrations.ticket_status_changed")
 def ticket_status_changed(sender, ticket, previous_status, actor, **kwargs) -> None:
-    """Entering `resolvido` (resolvido_em is stamped then, and only then) is `ticket.resolvido`."""
+    """`ticket.status_alterado`, then, entering `resolvido` (resolvido_em is stamped then, and only then),
+    `ticket.resolvido`."""
     if actor.is_partner:
         return
+    events.status_changed_event(ticket, previous_status, actor)
     entered_resolved = (
         ticket.status.category == StatusCategory.RESOLVED and previous_status.category != StatusCategory.RESOLVED
     )
     if entered_resolved:
-        events.ticket_resolved_event(ticket)
+        events.ticket_event(ticket, EventKind.RESOLVED, actor)
+
+
+@receiver(signals.ticket_priority_changed, dispatch_uid="integrations.ticket_priority_changed")
+def ticket_priority_changed(sender, ticket, previous_priority, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.priority_changed_event(ticket, previous_priority, actor)
+
+
+@receiver(signals.ticket_assigned, dispatch_uid="integrations.ticket_assigned")
+def ticket_assigned(sender, ticket, previous_assignee, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.assigned_event(ticket, previous_assignee, actor)
+
+
+@receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
+def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.deleted_event(tombstone, actor)
 
 
 @receiver(signals.attachment_added, dispatch_uid="integrations.attachment_added")
@@ -42,4 +68,4 @@ def attachment_added(sender, attachment, actor, **kwargs) -> None:
     """A file an agent sent with a public reply (never a note's, never the partner's own)."""
     reply = attachment.reply
     if not actor.is_partner and attachment.sender == AttachmentSender.AGENT and reply and not reply.is_internal:
-        events.attachment_added_event(attachment)
+        events.attachment_added_event(attachment, actor)

@@ -76,7 +76,12 @@ NOT_FOUND = {
 }
 
 # Where a POST to a collection stores what it creates.
-CREATED_MODELS = {"/api/v1/tickets": Ticket, "/api/api-keys": ApiCredential, "/api/webhooks": Webhook}
+CREATED_MODELS = {
+    "/api/v1/tickets": Ticket,
+    "/api/tickets": Ticket,
+    "/api/api-keys": ApiCredential,
+    "/api/webhooks": Webhook,
+}
 
 IDEMPOTENCY_KEY = "pedido-repetido"
 
@@ -302,6 +307,16 @@ BODIES = {
     },
     "POST /api/webhooks/{id}/testar": lambda world: None,
     "POST /api/webhooks/{id}/entregas/{entrega}/reenviar": lambda world: None,
+    "POST /api/tickets": lambda world: {
+        "assunto": "Impressora nova",
+        "descricao": "Aberto pelo atendente",
+        "solicitante": {
+            "nome": "Cliente",
+            "email": world.a.ticket.requester.email,
+            "external_id": world.a.ticket.requester.external_id,
+        },
+        "atendente_id": str(world.b.colleague.pk),
+    },
     "PATCH /api/tickets/{id}": lambda world: {
         "status_id": str(status_of(world.b.organization, "resolvido").pk),
         "atendente_id": str(world.b.colleague.pk),
@@ -336,6 +351,7 @@ SUCCESS = {
     "GET /api/webhooks/{id}/entregas": (200, "Entregas listadas."),
     "POST /api/webhooks/{id}/entregas/{entrega}/reenviar": (200, "Entrega reenviada."),
     "GET /api/tickets": (200, "Tickets listados."),
+    "POST /api/tickets": (201, "Ticket criado."),
     "GET /api/tickets/{id}": (200, "Ticket encontrado."),
     "PATCH /api/tickets/{id}": (200, "Ticket atualizado."),
     "POST /api/tickets/{id}/respostas": (201, "Resposta enviada."),

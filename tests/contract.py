@@ -31,7 +31,19 @@ PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente"}
 TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
 
 # Every event a webhook may subscribe to.
-ALL_EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido", "ticket.anexo_adicionado"]
+ALL_EVENTS = [
+    "ticket.criado",
+    "ticket.resposta_publica",
+    "ticket.resposta_editada",
+    "ticket.status_alterado",
+    "ticket.resolvido",
+    "ticket.prioridade_alterada",
+    "ticket.atribuido",
+    "ticket.anexo_adicionado",
+    "ticket.excluido",
+]
+# What every event's `data.ator` may be: an agent as GET /api/v1/atendentes shows it, or the system.
+ACTOR_SYSTEM = {"tipo": "sistema"}
 
 # The ticket changelist of the admin, where staff start.
 TICKET_CHANGELIST = "/admin/tickets/ticket/"

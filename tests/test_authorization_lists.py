@@ -121,7 +121,8 @@ def test_delivery_list_of_the_callers_webhook_has_only_its_deliveries(world):
     response = world.b.client(PANEL).get(f"/api/webhooks/{world.b.webhook.pk}/entregas", {"por_pagina": 100})
 
     expected = WebhookDelivery.objects.filter(webhook=world.b.webhook)
-    assert len(expected) == 2  # the agent reply's event and the test event
+    # the seed's status change, assignment and agent reply (the webhook wants every kind), and the test event
+    assert len(expected) == 4
     assert_exactly(response, "Entregas listadas.", expected, world)
 
 
@@ -155,7 +156,7 @@ def test_event_feed_has_only_the_callers_events(world):
 
     data = assert_success(response, 200, "Eventos listados.")
     expected = WebhookEvent.objects.filter(organization=world.b.organization).exclude(kind="webhook.teste")
-    assert len(expected) == 1  # the agent reply
+    assert len(expected) == 3  # the seed's status change, its assignment and the agent reply
     assert sorted(item["id"] for item in data["itens"]) == sorted(str(event.pk) for event in expected)
     assert_no_trace(response, world)
 

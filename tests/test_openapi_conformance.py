@@ -158,7 +158,7 @@ def test_the_schema_states_the_webhook_event_rules_the_service_applies(manager, 
     assert events["minItems"] == 1
 
     valid = {"nome": "ERP", "url": "https://hooks.example.com/x", "eventos": ["ticket.resolvido"]}
-    for eventos in ([], ["ticket.criado"]):
+    for eventos in ([], ["ticket.mesclado_por_engano"]):
         refused = manager.post("/api/webhooks", {**valid, "eventos": eventos}, format="json")
         assert refused.status_code == 422
         assert list(assert_conforms(documented, "POST", "/api/webhooks", refused)["errors"]) == ["eventos"]

@@ -26,7 +26,7 @@ ROUTES = {
     "/api/webhooks/{id}/testar": ("POST",),
     "/api/webhooks/{id}/entregas": ("GET",),
     "/api/webhooks/{id}/entregas/{entrega}/reenviar": ("POST",),
-    "/api/tickets": ("GET",),
+    "/api/tickets": ("GET", "POST"),
     "/api/tickets/{id}": ("GET", "PATCH"),
     "/api/tickets/{id}/respostas": ("POST",),
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),

@@ -10,6 +10,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 from django.utils.html import format_html
 
 from helpdesk.actors import Actor
@@ -21,6 +23,7 @@ from tickets.attachments.admin_fields import MultipleFileField, attachment_links
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import (
+    RequesterData,
     contact_delete,
     contact_update,
     reply_edit_as_agent,
@@ -28,6 +31,7 @@ from tickets.services import (
     status_create,
     status_delete,
     status_update,
+    ticket_open,
     ticket_resolve,
     ticket_update,
     ticket_update_check,
@@ -199,6 +203,43 @@ class TicketAdminForm(forms.ModelForm):
         return cleaned
 
 
+class TicketAddForm(forms.ModelForm):
+    """A ticket an agent opens for a requester: found or made as for a partner's ticket (tickets.services)."""
+
+    requester_name = forms.CharField(label="Nome do solicitante", max_length=255)
+    requester_email = forms.EmailField(label="E-mail do solicitante", required=False, max_length=254)
+    requester_phone = forms.CharField(label="Telefone do solicitante", required=False, max_length=32)
+    requester_external_id = forms.CharField(
+        label="ID externo do solicitante",
+        required=False,
+        max_length=255,
+        help_text="O id do cliente no sistema do parceiro: um contato com o mesmo id é reaproveitado.",
+    )
+
+    request = None
+
+    class Meta:
+        model = Ticket
+        fields = ["subject", "description", "priority", "assignee"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        assignee = self.fields["assignee"]
+        assignee.queryset = assignee.queryset.filter(is_active=True)
+        widget = assignee.widget
+        widget.can_add_related = widget.can_change_related = widget.can_delete_related = False
+        widget.can_view_related = False
+
+    def requester(self) -> RequesterData:
+        data = self.cleaned_data
+        return RequesterData(
+            name=data["requester_name"],
+            email=data["requester_email"],
+            phone=data["requester_phone"],
+            external_id=data["requester_external_id"] or None,
+        )
+
+
 @admin.register(Ticket)
 class TicketAdmin(OrganizationScopedAdmin):
     form = TicketAdminForm
@@ -230,13 +271,36 @@ class TicketAdmin(OrganizationScopedAdmin):
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
 
+    add_fieldsets = [
+        (None, {"fields": ["subject", "description", "priority", "assignee"]}),
+        (
+            "Solicitante",
+            {"fields": ["requester_name", "requester_email", "requester_phone", "requester_external_id"]},
+        ),
+    ]
+
     def get_form(self, request, obj=None, change=False, **kwargs):
         # The request rides on the base form: a subclass of the built form would build its fields again.
-        kwargs["form"] = type("TicketAdminFormForRequest", (self.form,), {"request": request})
+        base = self.form if obj is not None else TicketAddForm
+        kwargs["form"] = type("TicketAdminFormForRequest", (base,), {"request": request})
         return super().get_form(request, obj, change=change, **kwargs)
 
+    def get_fieldsets(self, request, obj=None):
+        return self.fieldsets if obj is not None else self.add_fieldsets
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields if obj is not None else []
+
+    def get_inline_instances(self, request, obj=None):
+        return super().get_inline_instances(request, obj) if obj is not None else []
+
+    def response_post_save_add(self, request, obj):
+        # The agent opened it to work on it: its page, not the list.
+        return HttpResponseRedirect(reverse("admin:tickets_ticket_change", args=[obj.pk]))
+
     def has_add_permission(self, request):
-        return False  # tickets come from partners through the API
+        # An agent opens tickets for requesters (channel `painel`); partners' come through the API.
+        return request_agent(request) is not None and super().has_add_permission(request)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("status", "requester", "assignee")
@@ -255,6 +319,19 @@ class TicketAdmin(OrganizationScopedAdmin):
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
+        if not change:
+            agent = request_agent(request)
+            ticket = ticket_open(
+                organization=agent.organization,
+                actor=Actor.of_agent(agent),
+                subject=data["subject"],
+                description=data["description"],
+                requester=form.requester(),
+                priority=data["priority"],
+                assignee=data["assignee"],
+            )
+            obj.pk, obj.number = ticket.pk, ticket.number
+            return
         ticket_update(
             ticket=Ticket.objects.get(pk=obj.pk),
             status=data["status"],

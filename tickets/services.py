@@ -121,6 +121,42 @@ def ticket_create(
     return ticket, True
 
 
+def ticket_open(
+    *,
+    organization: Organization,
+    actor: Actor,
+    subject: str,
+    description: str,
+    requester: RequesterData,
+    priority: str | None = None,
+    assignee: Agent | None = None,
+) -> Ticket:
+    """A ticket an agent opens for a requester (the admin, the agent panel API): channel `painel`, the
+    requester found or made as for a partner's ticket, announced as created, then as assigned."""
+    if assignee is not None:
+        _assignee_check(organization.pk, assignee)
+    with transaction.atomic(savepoint=False):
+        ticket, _created = ticket_create(
+            organization=organization,
+            subject=subject,
+            description=description,
+            requester=requester,
+            priority=priority,
+            channel=Channel.PANEL,
+            actor=actor,
+        )
+        if assignee is not None:
+            ticket = ticket_update(ticket=ticket, assignee=assignee, actor=actor)
+    return ticket
+
+
+def _assignee_check(organization_id, assignee: Agent, current_assignee_id=None) -> None:
+    if assignee.organization_id != organization_id:
+        raise ValidationFailed({"atendente_id": ["Atendente inexistente nesta organização."]})
+    if not assignee.is_active and assignee.pk != current_assignee_id:
+        raise ValidationFailed({"atendente_id": ["Atendente inativo não pode receber tickets."]})
+
+
 _TICKET_BY_EXTERNAL_ID_SQL = "SELECT id FROM tickets_ticket WHERE organization_id = %s AND external_id = %s"
 
 
@@ -401,10 +437,11 @@ def ticket_update_check(*, ticket: Ticket, status=None, assignee=None, priority=
     errors: dict[str, list[str]] = {}
     if status is not None and status.organization_id != ticket.organization_id:
         errors["status_id"] = ["Status inexistente nesta organização."]
-    if assignee is not None and assignee.organization_id != ticket.organization_id:
-        errors["atendente_id"] = ["Atendente inexistente nesta organização."]
-    elif assignee is not None and not assignee.is_active and assignee.pk != ticket.assignee_id:
-        errors["atendente_id"] = ["Atendente inativo não pode receber tickets."]
+    if assignee is not None:
+        try:
+            _assignee_check(ticket.organization_id, assignee, ticket.assignee_id)
+        except ValidationFailed as error:
+            errors.update(error.errors)
     if priority is not None and priority not in Priority.values:
         errors["prioridade"] = ["Prioridade inválida."]
     if errors:

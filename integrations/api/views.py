@@ -3,10 +3,12 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 
+from helpdesk.actors import Actor
 from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import ManagementViewSet
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
+from helpdesk.selectors import active_agent_of
 from integrations.api.serializers import (
     CredentialCreatedOut,
     CredentialCreateIn,
@@ -173,7 +175,8 @@ class WebhookViewSet(ManagementViewSet):
     )
     @action(detail=True, methods=["post"], url_path="testar", takes_body=False)
     def test(self, request, id):
-        delivery = webhook_test_send(webhook=webhook_get(organization=self.organization, webhook_id=id))
+        webhook = webhook_get(organization=self.organization, webhook_id=id)
+        delivery = webhook_test_send(webhook=webhook, actor=Actor.of_agent(active_agent_of(request.user)))
         return EnvelopeResponse(DeliveryOut(delivery).data, message="Evento de teste enfileirado.")
 
     @extend_schema(

@@ -339,7 +339,9 @@ def test_changing_status_to_resolved_sets_resolved_at_and_emits_event(staff, org
         "categoria": "resolvido",
         "cor": "#10B981",
     }
-    assert WebhookEvent.objects.count() == 1
+    [changed] = events(organization, EventKind.STATUS_CHANGED)
+    assert json.loads(changed.body)["data"]["alteracoes"]["status"]["anterior"]["categoria"] == "aberto"
+    assert WebhookEvent.objects.count() == 2
 
     reopened = submit(staff, ticket, status=str(status_of(organization, StatusCategory.OPEN).pk))
 
@@ -347,9 +349,10 @@ def test_changing_status_to_resolved_sets_resolved_at_and_emits_event(staff, org
     ticket.refresh_from_db()
     assert ticket.resolved_at is None
     assert len(events(organization, EventKind.RESOLVED)) == 1
+    assert len(events(organization, EventKind.STATUS_CHANGED)) == 2
 
 
-def test_assignee_and_priority_change(staff, organization, webhook, ticket):
+def test_assignee_and_priority_change(staff, admin, organization, webhook, ticket):
     colleague = make_agent(organization, name="Carla Colega")
 
     response = submit(staff, ticket, assignee=str(colleague.pk), priority="urgente")
@@ -358,12 +361,20 @@ def test_assignee_and_priority_change(staff, organization, webhook, ticket):
     ticket.refresh_from_db()
     assert (ticket.assignee, ticket.priority) == (colleague, "urgente")
     assert ticket.status.category == StatusCategory.OPEN
-    assert WebhookEvent.objects.count() == 0
+    kinds = list(WebhookEvent.objects.order_by("change_tx", "change_seq").values_list("kind", flat=True))
+    assert kinds == [EventKind.PRIORITY_CHANGED, EventKind.ASSIGNED]
+    actor = json.loads(WebhookEvent.objects.get(kind=EventKind.ASSIGNED).body)["data"]["ator"]
+    assert actor == {"tipo": "agente", "id": str(admin.agent.pk), "nome": admin.agent.name}
 
     assert submit(staff, ticket, assignee="").status_code == 302
 
     ticket.refresh_from_db()
     assert ticket.assignee is None
+    unassigned = json.loads(WebhookEvent.objects.filter(kind=EventKind.ASSIGNED).order_by("change_seq").last().body)
+    assert unassigned["data"]["alteracoes"]["atendente"] == {
+        "anterior": {"id": str(colleague.pk), "nome": "Carla Colega"},
+        "atual": None,
+    }
 
 
 def test_resolve_action_resolves_selected_tickets(staff, organization, webhook, ticket):
@@ -663,3 +674,45 @@ def test_staff_choosing_another_organizations_agent_or_status_gets_a_form_error(
     assert response.status_code == 200
     assert response.context["adminform"].form.errors[field]
     assert Ticket.objects.values().get(pk=ticket.pk) == before
+
+
+def test_an_agent_opens_a_ticket_in_the_admin_and_partners_hear_of_it(staff, admin, organization, webhook):
+    colleague = make_agent(organization, name="Carla Colega")
+    page = staff.get(reverse("admin:tickets_ticket_add"))
+    values, _disabled = form_values(page)
+    values.update(
+        subject="Cliente ligou",
+        description="Quer trocar o produto.",
+        priority="alta",
+        assignee=str(colleague.pk),
+        requester_name="Maria",
+        requester_email="Maria@Example.test",
+        requester_external_id="cli-maria",
+        _save="Salvar",
+    )
+
+    response = staff.post(reverse("admin:tickets_ticket_add"), values)
+
+    assert response.status_code == 302
+    ticket = Ticket.objects.get(organization=organization, subject="Cliente ligou")
+    assert response["Location"] == change_url(ticket)
+    assert (ticket.channel, ticket.priority, ticket.assignee) == ("painel", "alta", colleague)
+    assert (ticket.requester.email, ticket.requester.external_id) == ("maria@example.test", "cli-maria")
+    created = json.loads(WebhookEvent.objects.get(kind=EventKind.TICKET_CREATED).body)
+    assert created["data"]["ator"] == {"tipo": "agente", "id": str(admin.agent.pk), "nome": admin.agent.name}
+    assert created["data"]["ticket"]["canal_origem"] == "painel"
+    assert [event.kind for event in WebhookEvent.objects.order_by("change_tx", "change_seq")] == [
+        EventKind.TICKET_CREATED,
+        EventKind.ASSIGNED,
+    ]
+
+
+def test_the_admin_add_page_refuses_a_ticket_without_a_requester_name(staff, organization):
+    values, _disabled = form_values(staff.get(reverse("admin:tickets_ticket_add")))
+    values.update(subject="Sem nome", description="x", priority="media", _save="Salvar")
+
+    response = staff.post(reverse("admin:tickets_ticket_add"), values)
+
+    assert response.status_code == 200
+    assert "requester_name" in response.context["adminform"].form.errors
+    assert not Ticket.objects.filter(subject="Sem nome").exists()

@@ -75,14 +75,20 @@ def test_events_are_recorded_and_listed_in_order_without_any_webhook(partner, or
         "proximo": data["itens"][-1]["id"],
         "tem_mais": False,
     }
-    assert kinds(data["itens"]) == ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
+    assert kinds(data["itens"]) == [
+        "ticket.resposta_publica",
+        "ticket.resposta_editada",
+        "ticket.status_alterado",
+        "ticket.resolvido",
+    ]
     assert not WebhookDelivery.objects.exists()
     assert "NOTA-INTERNA" not in response.content.decode()
     first = data["itens"][0]
     assert set(first) == {"id", "evento", "criado_em", "data"}
     assert first["data"]["resposta"]["mensagem"] == "Sai hoje."
     assert data["itens"][1]["data"]["mensagem_anterior"] == "Sai hoje."
-    assert data["itens"][2]["data"]["ticket"]["status"]["categoria"] == "resolvido"
+    assert data["itens"][2]["data"]["alteracoes"]["status"]["atual"]["categoria"] == "resolvido"
+    assert data["itens"][3]["data"]["ticket"]["status"]["categoria"] == "resolvido"
 
 
 def test_each_event_is_the_body_a_webhook_delivery_carries(partner, organization, agent, example_dns):
@@ -131,7 +137,7 @@ def test_depois_de_is_read_in_any_uuid_spelling(partner, organization, history):
 
     upper = feed(partner, depois_de=first.upper())
 
-    assert kinds(upper["itens"]) == ["ticket.resposta_editada", "ticket.resolvido"]
+    assert kinds(upper["itens"]) == ["ticket.resposta_editada", "ticket.status_alterado", "ticket.resolvido"]
 
 
 @pytest.mark.parametrize(
@@ -139,7 +145,10 @@ def test_depois_de_is_read_in_any_uuid_spelling(partner, organization, history):
     [
         (["ticket.resolvido"], ["ticket.resolvido"]),
         (["ticket.resposta_publica", "ticket.resolvido"], ["ticket.resposta_publica", "ticket.resolvido"]),
-        ([""], ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]),
+        (
+            [""],
+            ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.status_alterado", "ticket.resolvido"],
+        ),
     ],
 )
 def test_tipo_narrows_the_feed_to_those_kinds(partner, organization, history, tipo, expected):
@@ -188,18 +197,20 @@ def test_limite_outside_1_to_100_is_a_422_on_limite(partner, organization, limit
 
 
 def test_an_unknown_tipo_is_a_422_on_tipo(partner, organization, history):
-    response = partner.get(EVENTS, {"tipo": ["ticket.resolvido", "ticket.criado", "webhook.teste"]})
+    response = partner.get(EVENTS, {"tipo": ["ticket.resolvido", "ticket.mesclado_por_engano", "webhook.teste"]})
 
+    known = (
+        "ticket.criado, ticket.resposta_publica, ticket.resposta_editada, ticket.status_alterado, ticket.resolvido, "
+        "ticket.prioridade_alterada, ticket.atribuido, ticket.anexo_adicionado, ticket.excluido"
+    )
     assert response.status_code == 422
     assert response.json() == {
         "success": False,
         "message": "Erro de validação",
         "errors": {
             "tipo": [
-                "Tipo de evento desconhecido: ticket.criado. Use um de: ticket.resposta_publica, "
-                "ticket.resposta_editada, ticket.resolvido, ticket.anexo_adicionado.",
-                "Tipo de evento desconhecido: webhook.teste. Use um de: ticket.resposta_publica, "
-                "ticket.resposta_editada, ticket.resolvido, ticket.anexo_adicionado.",
+                f"Tipo de evento desconhecido: ticket.mesclado_por_engano. Use um de: {known}.",
+                f"Tipo de evento desconhecido: webhook.teste. Use um de: {known}.",
             ]
         },
     }

@@ -671,6 +671,7 @@ def test_test_event_delivery_carries_its_kind(webhook, http):
     assert json.loads(call["body"])["data"] == {
         "mensagem": "Evento de teste do webhook.",
         "webhook": {"id": str(webhook.pk), "nome": "ERP"},
+        "ator": {"tipo": "sistema"},
     }
 
 

@@ -96,7 +96,8 @@ def test_public_reply_event_body_is_the_documented_json(organization, agent, tic
     assert body["id"] == str(event.pk)
     assert body["evento"] == "ticket.resposta_publica"
     assert before <= utc(body["criado_em"]) <= after
-    assert set(body["data"]) == {"ticket", "resposta"}
+    assert set(body["data"]) == {"ticket", "resposta", "ator"}
+    assert body["data"]["ator"] == {"tipo": "agente", "id": str(agent.pk), "nome": "Beatriz Atendente"}
     shown = partner.get(f"/api/v1/tickets/{ticket.pk}").json()["data"]
     assert set(body["data"]["ticket"]) == TICKET_SUMMARY_FIELDS
     # atualizado_em has its own test below (test_public_reply_event_ticket_is_not_older_than_its_reply).
@@ -163,7 +164,12 @@ def test_no_event_body_ever_contains_a_note_text(organization, agent, ticket, we
     ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
 
     events = list(WebhookEvent.objects.order_by("created_at").values_list("kind", "body"))
-    assert [kind for kind, _ in events] == [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+    assert [kind for kind, _ in events] == [
+        EventKind.PUBLIC_REPLY,
+        EventKind.REPLY_EDITED,
+        EventKind.STATUS_CHANGED,
+        EventKind.RESOLVED,
+    ]
     for _, body in events:
         assert "NOTA-INTERNA" not in body
         assert "inadimplente" not in body
@@ -232,7 +238,7 @@ def test_agent_edit_of_a_public_reply_emits_resposta_editada_with_the_previous_t
     body = body_of(event)
     assert set(body) == {"id", "evento", "criado_em", "data"}
     assert (body["id"], body["evento"]) == (str(event.pk), "ticket.resposta_editada")
-    assert set(body["data"]) == {"ticket", "resposta", "mensagem_anterior"}
+    assert set(body["data"]) == {"ticket", "resposta", "mensagem_anterior", "ator"}
     assert body["data"]["mensagem_anterior"] == "Olá Maria, o pedido sai hoje."
     assert body["data"]["resposta"] == {
         "id": str(reply.pk),
@@ -301,13 +307,15 @@ def test_resolving_a_ticket_emits_ticket_resolvido_once(organization, ticket, we
 
     ticket_update(ticket=ticket, status=resolved)
 
-    event = WebhookEvent.objects.get()
-    assert event.kind == EventKind.RESOLVED
+    kinds = list(WebhookEvent.objects.order_by("change_tx", "change_seq").values_list("kind", flat=True))
+    assert kinds == [EventKind.STATUS_CHANGED, EventKind.RESOLVED]
+    event = WebhookEvent.objects.get(kind=EventKind.RESOLVED)
     assert list(event.deliveries.values_list("webhook_id", "status")) == [(webhook.pk, DeliveryStatus.PENDING)]
     body = body_of(event)
     assert set(body) == {"id", "evento", "criado_em", "data"}
     assert (body["id"], body["evento"]) == (str(event.pk), "ticket.resolvido")
-    assert set(body["data"]) == {"ticket"}
+    assert set(body["data"]) == {"ticket", "ator"}
+    assert body["data"]["ator"] == {"tipo": "sistema"}
     assert set(body["data"]["ticket"]) == TICKET_SUMMARY_FIELDS
     assert body["data"]["ticket"]["status"] == {"nome": "Resolvido", "categoria": "resolvido", "cor": "#10B981"}
     ticket.refresh_from_db()
@@ -324,26 +332,23 @@ def test_resolved_event_goes_only_to_webhooks_subscribed_to_it(organization, oth
 
     ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
 
-    event = WebhookEvent.objects.get()
+    event = WebhookEvent.objects.get(kind=EventKind.RESOLVED)
     assert list(WebhookDelivery.objects.values_list("webhook_id", "event_id")) == [(resolved_hook.pk, event.pk)]
 
 
-def test_moving_between_two_resolvido_statuses_does_not_emit_again(
-    organization, ticket, webhook, queued, django_capture_on_commit_callbacks
-):
+def test_moving_between_two_resolvido_statuses_does_not_emit_resolvido_again(organization, ticket, webhook):
     resolved = status_of(organization, StatusCategory.RESOLVED)
     ticket_update(ticket=ticket, status=resolved)
     other_resolved = second_resolved_status(organization)
 
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        ticket = ticket_update(ticket=ticket, status=other_resolved)
-        ticket_update(ticket=ticket, status=resolved)
+    ticket = ticket_update(ticket=ticket, status=other_resolved)
+    ticket_update(ticket=ticket, status=resolved)
 
     assert Ticket.objects.get(pk=ticket.pk).status.category == StatusCategory.RESOLVED
-    assert list(WebhookEvent.objects.values_list("kind", flat=True)) == [EventKind.RESOLVED]
-    assert WebhookDelivery.objects.count() == 1
-    assert callbacks == []
-    assert queued == []
+    kinds = list(WebhookEvent.objects.order_by("change_tx", "change_seq").values_list("kind", flat=True))
+    # Each move is a status change; only the first entered `resolvido`.
+    assert kinds == [EventKind.STATUS_CHANGED, EventKind.RESOLVED, EventKind.STATUS_CHANGED, EventKind.STATUS_CHANGED]
+    assert WebhookDelivery.objects.filter(event__kind=EventKind.RESOLVED).count() == 1
 
 
 def test_leaving_and_reentering_resolvido_emits_again(organization, ticket, webhook):
@@ -351,45 +356,51 @@ def test_leaving_and_reentering_resolvido_emits_again(organization, ticket, webh
     ticket = ticket_update(ticket=ticket, status=resolved)
 
     ticket = ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.IN_PROGRESS))
-    assert WebhookEvent.objects.count() == 1
+    assert WebhookEvent.objects.filter(kind=EventKind.RESOLVED).count() == 1
     ticket_update(ticket=ticket, status=second_resolved_status(organization))
 
-    events = list(WebhookEvent.objects.order_by("created_at"))
+    events = list(WebhookEvent.objects.filter(kind=EventKind.RESOLVED).order_by("created_at"))
     assert [event.kind for event in events] == [EventKind.RESOLVED, EventKind.RESOLVED]
     assert body_of(events[1])["data"]["ticket"]["status"]["nome"] == "Resolvido sem retorno"
-    assert WebhookDelivery.objects.filter(webhook=webhook).count() == 2
+    assert WebhookDelivery.objects.filter(webhook=webhook, event__kind=EventKind.RESOLVED).count() == 2
 
 
 def test_reopening_by_a_customer_reply_then_resolving_emits_again(organization, ticket, webhook):
     ticket = ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
     make_customer_reply(ticket, body="Voltou a acontecer.")
     assert Ticket.objects.get(pk=ticket.pk).status.category == StatusCategory.OPEN
-    assert WebhookEvent.objects.count() == 1
+    assert WebhookEvent.objects.count() == 2  # the reopening was the customer's: no echo
 
     ticket_update(ticket=Ticket.objects.get(pk=ticket.pk), status=status_of(organization, StatusCategory.RESOLVED))
 
-    assert list(WebhookEvent.objects.values_list("kind", flat=True)) == [EventKind.RESOLVED, EventKind.RESOLVED]
+    kinds = list(WebhookEvent.objects.order_by("change_tx", "change_seq").values_list("kind", flat=True))
+    assert kinds == [EventKind.STATUS_CHANGED, EventKind.RESOLVED, EventKind.STATUS_CHANGED, EventKind.RESOLVED]
 
 
-def test_changing_priority_or_assignee_emits_nothing(
-    organization, agent, ticket, webhook, queued, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        ticket = ticket_update(ticket=ticket, priority="urgente")
-        ticket = ticket_update(ticket=ticket, assignee=agent)
-        ticket = ticket_update(ticket=ticket, assignee=make_agent(organization), priority="baixa")
-        ticket_update(ticket=ticket, unassign=True)
+def test_changing_priority_or_assignee_emits_one_event_per_change(organization, agent, ticket, webhook):
+    ticket = ticket_update(ticket=ticket, priority="urgente")
+    ticket = ticket_update(ticket=ticket, assignee=agent)
+    ticket = ticket_update(ticket=ticket, assignee=make_agent(organization), priority="baixa")
+    ticket_update(ticket=ticket, unassign=True)
+    ticket_update(ticket=ticket, priority="baixa", unassign=True)  # nothing changes: nothing emitted
 
     stored = Ticket.objects.get(pk=ticket.pk)
     assert (stored.priority, stored.assignee_id) == ("baixa", None)
-    assert_nothing_emitted(callbacks, queued)
+    kinds = list(WebhookEvent.objects.order_by("change_tx", "change_seq").values_list("kind", flat=True))
+    assert kinds == [
+        EventKind.PRIORITY_CHANGED,
+        EventKind.ASSIGNED,
+        EventKind.PRIORITY_CHANGED,
+        EventKind.ASSIGNED,
+        EventKind.ASSIGNED,
+    ]
 
 
 def test_saving_a_ticket_without_changes_emits_nothing(
     organization, ticket, webhook, queued, django_capture_on_commit_callbacks
 ):
     ticket = ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
-    assert WebhookEvent.objects.count() == 1
+    assert WebhookEvent.objects.count() == 2  # ticket.status_alterado, ticket.resolvido
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         ticket.save()
@@ -397,8 +408,8 @@ def test_saving_a_ticket_without_changes_emits_nothing(
         Ticket.objects.get(pk=ticket.pk).save(update_fields=["status", "updated_at"])
         ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
 
-    assert WebhookEvent.objects.count() == 1
-    assert WebhookDelivery.objects.count() == 1
+    assert WebhookEvent.objects.count() == 2
+    assert WebhookDelivery.objects.count() == 2
     assert callbacks == []
     assert queued == []
 
@@ -434,7 +445,7 @@ def test_an_action_in_a_transaction_that_raises_leaves_no_rows_and_queues_nothin
     ):
         make_agent_reply(ticket, agent, body="Olá")
         ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
-        assert WebhookEvent.objects.count() == 2
+        assert WebhookEvent.objects.count() == 3
         raise RuntimeError("falhou depois")
 
     assert not Reply.objects.exists()
@@ -461,7 +472,7 @@ def test_without_any_webhook_the_event_is_recorded_and_nothing_is_delivered(
         reply_edit_as_agent(reply=reply, agent=agent, body="Olá de novo")
         ticket_update(ticket=ticket, status=status_of(organization, StatusCategory.RESOLVED))
 
-    kinds = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.RESOLVED]
+    kinds = [EventKind.PUBLIC_REPLY, EventKind.REPLY_EDITED, EventKind.STATUS_CHANGED, EventKind.RESOLVED]
     assert_recorded_without_deliveries(organization, kinds, callbacks, queued)
 
 

@@ -400,7 +400,7 @@ def test_deleting_twice_answers_404_the_second_time(manager, webhook):
         pytest.param({"url": 42}, "url", id="url-not-text"),
         pytest.param({"eventos": []}, "eventos", id="eventos-empty"),
         pytest.param({"eventos": ["ticket.inexistente"]}, "eventos", id="eventos-unknown"),
-        pytest.param({"eventos": ["ticket.resolvido", "ticket.criado"]}, "eventos", id="eventos-one-unknown"),
+        pytest.param({"eventos": ["ticket.resolvido", "ticket.outro"]}, "eventos", id="eventos-one-unknown"),
         pytest.param({"eventos": "ticket.resolvido"}, "eventos", id="eventos-string"),
         pytest.param({"eventos": {"ticket.resolvido": True}}, "eventos", id="eventos-object"),
         pytest.param({"eventos": None}, "eventos", id="eventos-null"),
@@ -433,10 +433,10 @@ def test_create_with_an_event_that_is_not_text_names_its_position(manager, event
 
 
 def test_create_with_an_unknown_event_names_it_in_the_message(manager):
-    response = manager.post(URL, valid_body(eventos=["ticket.criado"]), format="json")
+    response = manager.post(URL, valid_body(eventos=["ticket.mesclado_por_engano"]), format="json")
 
     assert_validation_error(response, "eventos")
-    assert "ticket.criado" in response.json()["errors"]["eventos"][0]
+    assert "ticket.mesclado_por_engano" in response.json()["errors"]["eventos"][0]
 
 
 def test_the_eleventh_webhook_of_an_organization_is_refused(manager, organization):

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from helpdesk.api.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
-from tickets.api.serializers import ReplyPublicOut, TicketListQuery, TicketSummaryOut
+from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketListQuery, TicketSummaryOut
 from tickets.models import Priority, StatusCategory
 
 
@@ -54,3 +54,12 @@ class PanelTicketUpdateIn(serializers.Serializer):
     status_id = StrictUUIDField(required=False)
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
+
+
+class PanelTicketCreateIn(serializers.Serializer):
+    # Fields map to ticket_open's arguments (source=); `atendente_id` is looked up in the organization.
+    assunto = TextField(source="subject", max_length=255)
+    descricao = TextField(source="description", max_length=65535)
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False, allow_null=True)
+    solicitante = RequesterIn(source="requester")
+    atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)

@@ -9,6 +9,7 @@ from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.parsers import JSONObjectParser
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
+from helpdesk.selectors import agent_get
 from tickets.api.attachment_serializers import PanelReplyUploadIn, attachment_row, attachments_panel
 from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
 from tickets.api.panel_serializers import (
@@ -17,6 +18,7 @@ from tickets.api.panel_serializers import (
     PanelReplyOut,
     PanelReplyWithAttachmentsOut,
     PanelStatusOut,
+    PanelTicketCreateIn,
     PanelTicketListQuery,
     PanelTicketOut,
     PanelTicketUpdateIn,
@@ -35,6 +37,7 @@ from tickets.services import (
     reply_create_by_agent,
     reply_edit_as_agent,
     reply_ensure_editable_by_agent,
+    ticket_open,
     ticket_update_by_ids,
 )
 
@@ -60,6 +63,30 @@ class PanelTicketViewSet(AgentPanelViewSet):
             ticket_list_panel(organization=self.organization, **query.filters), columns=PANEL_TICKET_COLUMNS
         )
         return EnvelopeResponse(page_payload(page, tickets_panel), message="Tickets listados.")
+
+    @extend_schema(
+        operation_id="panel_tickets_create",
+        tags=TAGS,
+        description=(
+            "Abre um ticket em nome de um solicitante (reaproveitado pelo `external_id` ou, sem ele, pelo e-mail, como "
+            "na API de parceiros), com `canal_origem` `painel`. Dispara `ticket.criado` e, com `atendente_id`, "
+            "`ticket.atribuido`."
+        ),
+        request=PanelTicketCreateIn,
+        responses={
+            201: envelope("TicketDoPainelCriado", PanelTicketOut),
+            **errors(404, descriptions={404: "Atendente não encontrado (campo `atendente_id`)."}),
+        },
+    )
+    def create(self, request):
+        payload = PanelTicketCreateIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        values = dict(payload.validated_data)
+        assignee_id = values.pop("assignee_id", None)
+        if assignee_id is not None:
+            values["assignee"] = agent_get(organization=self.organization, agent_id=assignee_id)
+        ticket = ticket_open(organization=self.organization, actor=Actor.of_agent(self.agent), **values)
+        return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket criado.", status=201)
 
     @extend_schema(
         operation_id="panel_tickets_retrieve",
