@@ -204,6 +204,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {"task": "integrations.purge_idempotency_records", "schedule": 3600.0},
     "flush-expired-panel-tokens": {"task": "helpdesk.flush_expired_tokens", "schedule": 3600.0},
     "purge-expired-events": {"task": "integrations.purge_expired_events", "schedule": 600.0},
+    "purge-expired-tombstones": {"task": "tickets.purge_expired_tombstones", "schedule": 600.0},
     "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
     "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
 }

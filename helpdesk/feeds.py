@@ -21,7 +21,7 @@ docs/decisions.md, "Change list and event feed", has the reasoning and its costs
 from dataclasses import dataclass
 
 from django.core import signing
-from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, Q, Value
+from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, IntegerField, Q, Value
 
 CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
 _NO_LIMIT = 9_223_372_036_854_775_807
@@ -71,7 +71,10 @@ class _OwnTransaction(_VendorSQL):
 
 class NextChange(Expression):
     """change_seq of a row written now: the next value of the shared sequence on PostgreSQL; on
-    SQLite the organization's largest so far plus one, read inside the write (one row per statement)."""
+    SQLite the organization's largest so far plus one, read inside the write (one row per statement).
+
+    A feed may hold rows of several tables (the change list: tickets and the tombstones of deleted
+    ones); a model names them all in `change_feed_models()`, and SQLite numbers across them."""
 
     output_field = BigIntegerField()
 
@@ -80,14 +83,17 @@ class NextChange(Expression):
         self.model, self.organization_id = model, organization_id
 
     def as_sql(self, compiler, connection, **extra_context):
-        meta, quote = self.model._meta, connection.ops.quote_name
-        organization = meta.get_field("organization")
-        # Identifiers from the model, the organization as a parameter.
-        sql = (
-            f"(SELECT COALESCE(MAX({quote('change_seq')}), 0) + 1 FROM {quote(meta.db_table)} "  # noqa: S608
-            f"WHERE {quote(organization.column)} = %s AND {quote('change_tx')} = 0)"
-        )
-        return sql, [organization.get_db_prep_value(self.organization_id, connection)]
+        models = self.model.change_feed_models() if hasattr(self.model, "change_feed_models") else [self.model]
+        quote, parts, params = connection.ops.quote_name, [], []
+        for model in models:
+            organization = model._meta.get_field("organization")
+            # Identifiers from the model, the organization as a parameter.
+            parts.append(
+                f"SELECT MAX({quote('change_seq')}) AS seq FROM {quote(model._meta.db_table)} "  # noqa: S608
+                f"WHERE {quote(organization.column)} = %s AND {quote('change_tx')} = 0"
+            )
+            params.append(organization.get_db_prep_value(self.organization_id, connection))
+        return f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM ({' UNION ALL '.join(parts)}))", params  # noqa: S608
 
     def as_postgresql(self, compiler, connection, **extra_context):
         return f"nextval('{CHANGE_SEQUENCE}')", []
@@ -147,14 +153,25 @@ class FeedPage:
     has_more: bool
 
 
-def page_after(queryset, position: Position, *, limit: int, columns: tuple[str, ...]) -> FeedPage:
+def page_after(queryset, position: Position, *, limit: int, columns: tuple, also: tuple = ()) -> FeedPage:
     """Up to `limit` settled rows after `position`, in feed order, as `columns` rows followed by
-    change_tx and change_seq; one statement whatever the limit."""
-    rows = list(
-        queryset.filter(_After(position), settled())
-        .order_by("change_tx", "change_seq")
-        .values_list(*columns, "change_tx", "change_seq")[: limit + 1]
-    )
+    change_tx and change_seq; one statement whatever the limit.
+
+    `also` adds the rows of other tables of the same feed, as (queryset, columns) with as many columns
+    (expressions allowed): one UNION ALL in the same statement, so one snapshot and one horizon judge
+    every row. Each row then ends with its branch (0 for `queryset`, 1... for `also`) before its position.
+    """
+    branches = [(queryset, columns), *also]
+    selects = [
+        branch.filter(_After(position), settled())
+        .order_by()
+        .values_list(
+            *branch_columns, *([Value(n, output_field=IntegerField())] if also else []), "change_tx", "change_seq"
+        )
+        for n, (branch, branch_columns) in enumerate(branches)
+    ]
+    query = selects[0].union(*selects[1:], all=True) if also else selects[0]
+    rows = list(query.order_by("change_tx", "change_seq")[: limit + 1])
     page = rows[:limit]
     return FeedPage(rows=page, next=Position.of(page[-1]) if page else position, has_more=len(rows) > limit)
 
@@ -174,15 +191,22 @@ def horizon_expression() -> Expression:
 # --- cursors ------------------------------------------------------------------------------------
 
 
+class CursorExpired(Exception):
+    """A genuine cursor, older than the feed keeps what it must tell (the caller resyncs)."""
+
+
 def cursor_dumps(position: Position, *, salt: str) -> str:
-    """An opaque, signed cursor (SECRET_KEY): a changed one does not load."""
+    """An opaque, signed cursor (SECRET_KEY, with the time it was made): a changed one does not load."""
     return signing.dumps([position.tx, position.seq], salt=salt)
 
 
-def cursor_loads(cursor: str, *, salt: str) -> Position | None:
-    """The position a cursor made by cursor_dumps with this salt holds; None for anything else."""
+def cursor_loads(cursor: str, *, salt: str, max_age=None) -> Position | None:
+    """The position a cursor made by cursor_dumps with this salt holds; None for anything else.
+    CursorExpired when it is genuine but made more than `max_age` (a timedelta) ago."""
     try:
-        value = signing.loads(cursor, salt=salt)
+        value = signing.loads(cursor, salt=salt, max_age=max_age)
+    except signing.SignatureExpired:
+        raise CursorExpired() from None
     except (signing.BadSignature, ValueError, TypeError, UnicodeError):
         return None
     if not (isinstance(value, list) and len(value) == 2 and all(type(part) is int for part in value)):

@@ -4,6 +4,9 @@ MANAGE_PUBLIC_API = "api_publica:gerenciar"
 MANAGE_PUBLIC_API_CODENAME = "gerenciar_api_publica"
 MANAGE_PUBLIC_API_PERM = f"helpdesk.{MANAGE_PUBLIC_API_CODENAME}"
 
+# Deleting tickets (the admin's delete and DELETE /api/tickets/{id}): the Suporte group's, not every agent's.
+DELETE_TICKETS_PERM = "tickets.delete_ticket"
+
 SUPPORT_GROUP = "Suporte"
 # What support staff do in the admin (credentials and webhooks need MANAGE_PUBLIC_API instead).
 SUPPORT_PERMISSIONS = [

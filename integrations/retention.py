@@ -6,35 +6,16 @@ feed can tell a partner that its `depois_de` may have been purged (410) rather t
 """
 
 import time
-from datetime import timedelta
 
 import structlog
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
 from helpdesk.purge import PURGE_BATCH, PURGE_TIME_BUDGET
+from helpdesk.retention import purge_cutoff
 from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 
 logger = structlog.get_logger(__name__)
-
-
-# An event the feed listed stays usable as `depois_de` for at least this long: the feed lists
-# events newer than the retention, refuses (410) and purges only those older than it by this much.
-# Without it, an event listed a moment before it expired would be a 410 on the next call, and a
-# client restarting from the feed's start could be sent back to it again and again.
-RETENTION_GRACE = timedelta(hours=1)
-
-
-def retention_cutoff(now=None):
-    """Where the feed starts: events created before it are no longer listed."""
-    return (now or timezone.now()) - timedelta(days=settings.EVENT_RETENTION_DAYS)
-
-
-def purge_cutoff(now=None):
-    """Events created before it are purged, and refused as `depois_de` (410)."""
-    return retention_cutoff(now) - RETENTION_GRACE
 
 
 def events_purge_expired(*, now=None, batch: int = PURGE_BATCH, budget: float = PURGE_TIME_BUDGET) -> int:

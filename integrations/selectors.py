@@ -7,6 +7,7 @@ from django.db.models import Prefetch, QuerySet
 from helpdesk.feeds import START, FeedPage, Position, page_after
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Organization
+from helpdesk.retention import purge_cutoff, retention_cutoff
 from helpdesk.selectors import object_by_id
 from integrations.exceptions import CredentialNotFound, DeliveryNotFound, EventNotFound, EventPurged, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest
@@ -19,7 +20,6 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from integrations.retention import purge_cutoff, retention_cutoff
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """

@@ -354,6 +354,7 @@ SUCCESS = {
     "POST /api/tickets": (201, "Ticket criado."),
     "GET /api/tickets/{id}": (200, "Ticket encontrado."),
     "PATCH /api/tickets/{id}": (200, "Ticket atualizado."),
+    "DELETE /api/tickets/{id}": (200, "Ticket excluído."),
     "POST /api/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "GET /api/tickets/{id}/anexos": (200, "Anexos listados."),

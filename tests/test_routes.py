@@ -27,7 +27,7 @@ ROUTES = {
     "/api/webhooks/{id}/entregas": ("GET",),
     "/api/webhooks/{id}/entregas/{entrega}/reenviar": ("POST",),
     "/api/tickets": ("GET", "POST"),
-    "/api/tickets/{id}": ("GET", "PATCH"),
+    "/api/tickets/{id}": ("DELETE", "GET", "PATCH"),
     "/api/tickets/{id}/respostas": ("POST",),
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/tickets/{id}/anexos": ("GET",),

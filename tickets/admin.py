@@ -31,6 +31,7 @@ from tickets.services import (
     status_create,
     status_delete,
     status_update,
+    ticket_delete,
     ticket_open,
     ticket_resolve,
     ticket_update,
@@ -340,6 +341,15 @@ class TicketAdmin(OrganizationScopedAdmin):
             priority=data["priority"],
             actor=Actor.of_agent(request_agent(request)),
         )
+
+    def delete_model(self, request, obj):
+        ticket_delete(ticket=obj, actor=Actor.of_agent(request_agent(request)))
+
+    def delete_queryset(self, request, queryset):
+        """The bulk "delete selected": each ticket through the same service, its tombstone and its event."""
+        actor = Actor.of_agent(request_agent(request))
+        for ticket in queryset:
+            ticket_delete(ticket=ticket, actor=actor)
 
     def save_formset(self, request, form, formset, change):
         """Edits go through the service (which emits the webhook), never formset.save()."""

@@ -1,4 +1,4 @@
-from helpdesk.exceptions import AccessDenied, Conflict, NotFound, PayloadTooLarge, UnsupportedMediaType
+from helpdesk.exceptions import AccessDenied, Conflict, Gone, NotFound, PayloadTooLarge, UnsupportedMediaType
 
 
 class TicketNotFound(NotFound):
@@ -22,6 +22,15 @@ class TicketClosed(Conflict):
     message = "Ticket fechado."
     field = "status"
     detail = "Tickets fechados não recebem novas respostas."
+
+
+class ChangesCursorExpired(Gone):
+    message = "Cursor fora da retenção."
+    field = "desde"
+    detail = (
+        "Exclusões anteriores a este cursor já podem ter sido removidas; ressincronize a cópia pedindo a lista "
+        "desde o início (sem `desde`) e continue pelo novo proximo_cursor."
+    )
 
 
 class StatusNotFound(NotFound):

@@ -162,6 +162,54 @@ class Ticket(models.Model):
                 update_fields = {*update_fields, "change_tx", "change_seq"}
         super().save(*args, update_fields=update_fields, **kwargs)
 
+    @staticmethod
+    def change_feed_models():
+        """The change list holds tickets and the tombstones of deleted ones, in one order."""
+        return [Ticket, TicketTombstone]
+
+
+class TicketTombstone(models.Model):
+    """What stays of a deleted ticket, so every copy deletes it too: the change list answers it in
+    `excluidos` at its place in the list's order. Kept EVENT_RETENTION_DAYS, as events are."""
+
+    id = models.UUIDField("ticket", primary_key=True, editable=False)  # the deleted ticket's id
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="+"
+    )
+    number = models.PositiveIntegerField("número")
+    external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
+    deleted_at = models.DateTimeField("excluído em")
+    # Its place in GET /api/v1/tickets/alteracoes, among the tickets' (helpdesk.feeds).
+    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
+    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
+
+    class Meta:
+        verbose_name = "ticket excluído"
+        verbose_name_plural = "tickets excluídos"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "change_tx", "change_seq"], name="tombstone_org_change_position"
+            )
+        ]
+        indexes = [
+            # Where a change list asked from a timestamp starts, and what the retention purges.
+            models.Index(fields=["organization", "deleted_at"], name="tombstone_org_deleted"),
+            models.Index(fields=["deleted_at"], name="tombstone_deleted"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.number} ({self.id})"
+
+    def save(self, *args, **kwargs):
+        if self._state.adding:  # written once, at its place in the change list
+            for name, value in change_fields(TicketTombstone, self.organization_id).items():
+                setattr(self, name, value)
+        super().save(*args, **kwargs)
+
+    @staticmethod
+    def change_feed_models():
+        return Ticket.change_feed_models()
+
 
 class ReplyOrigin(models.TextChoices):
     AGENT = "agente", "Atendente"

@@ -2,18 +2,19 @@
 
 import logging
 import re
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import BooleanField, F, Func, Q, QuerySet, Subquery
+from django.db.models import BooleanField, CharField, DateTimeField, F, Func, Q, QuerySet, Subquery, Value
 
-from helpdesk.feeds import START, FeedPage, Position, feed_end, horizon_expression, page_after
+from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
-from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketStatus
+from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
 
 logger = logging.getLogger(__name__)
 
@@ -131,38 +132,83 @@ def ticket_list_panel(
     )
 
 
-def ticket_changes(*, organization: Organization, start: Position | datetime | None, limit: int) -> FeedPage:
-    """The organization's tickets changed after `start` (a position from a cursor, a moment, or
-    None for all of them), oldest change first, as TICKET_COLUMNS rows; a fixed number of
-    statements whatever the limit (one more to place a moment)."""
+@dataclass(frozen=True)
+class ChangesPage:
+    """A page of the change list: changed tickets (TICKET_COLUMNS rows) and deleted ones (tombstones),
+    each in the list's order, and where the next page starts."""
+
+    tickets: list
+    deleted: list[TicketTombstone]
+    next: Position
+    has_more: bool
+
+
+# A tombstone read beside tickets (one UNION ALL): its columns at the tickets' places, nulls elsewhere,
+# then its excluido_em, which the ticket rows leave null.
+_TOMBSTONE_AS_TICKET = {"id": F("id"), "number": F("number"), "external_id": F("external_id")}
+_TICKET_BRANCH = (*TICKET_COLUMNS, Value(None, output_field=DateTimeField()))
+_TOMBSTONE_BRANCH = (
+    *(_TOMBSTONE_AS_TICKET.get(name, Value(None, output_field=CharField())) for name in TICKET_COLUMNS),
+    "deleted_at",
+)
+
+
+def ticket_changes(*, organization: Organization, start: Position | datetime | None, limit: int) -> ChangesPage:
+    """The organization's tickets changed, and those deleted, after `start` (a position from a cursor,
+    a moment, or None for all of them), oldest change first; a fixed number of statements whatever the
+    limit (one more to place a moment)."""
     if isinstance(start, datetime):
         start = _changes_start(organization, start)
-    tickets = Ticket.objects.filter(organization=organization)
-    return page_after(tickets, start or START, limit=limit, columns=TICKET_COLUMNS)
+    page = page_after(
+        Ticket.objects.filter(organization=organization),
+        start or START,
+        limit=limit,
+        columns=_TICKET_BRANCH,
+        also=[(TicketTombstone.objects.filter(organization=organization), _TOMBSTONE_BRANCH)],
+    )
+    tickets, deleted = [], []
+    for row in page.rows:
+        *values, deleted_at, branch, _tx, _seq = row
+        if branch == 0:
+            tickets.append(tuple(values))
+        else:
+            ticket_id, number, external_id = (values[TICKET_COLUMNS.index(name)] for name in _TOMBSTONE_AS_TICKET)
+            deleted.append(TicketTombstone(id=ticket_id, number=number, external_id=external_id, deleted_at=deleted_at))
+    return ChangesPage(tickets=tickets, deleted=deleted, next=page.next, has_more=page.has_more)
 
 
 def _changes_start(organization: Organization, moment: datetime) -> Position:
     """Where the changes at or after `moment` start: just before the first ticket whose atualizado_em
-    is at or after it, and never after a transaction still running (its tickets may land there).
-    A few tickets changed shortly before `moment` may come too; none changed after it is left out.
-    One statement."""
+    is at or after it (or the first deleted at or after it), and never after a transaction still
+    running (its rows may land there). A few changed shortly before `moment` may come too; none
+    changed after it is left out. One statement."""
     tickets = Ticket.objects.filter(organization=organization)
-    first = tickets.filter(updated_at__gte=moment).order_by("change_tx", "change_seq")
-    last = tickets.order_by("-change_tx", "-change_seq")
-    first_tx, first_seq, last_tx, last_seq, horizon = (
+    tombstones = TicketTombstone.objects.filter(organization=organization)
+    firsts = [
+        tickets.filter(updated_at__gte=moment).order_by("change_tx", "change_seq"),
+        tombstones.filter(deleted_at__gte=moment).order_by("change_tx", "change_seq"),
+    ]
+    lasts = [tickets.order_by("-change_tx", "-change_seq"), tombstones.order_by("-change_tx", "-change_seq")]
+    *values, horizon = (
         Organization.objects.filter(pk=organization.pk)
         .values_list(
-            Subquery(first.values("change_tx")[:1]),
-            Subquery(first.values("change_seq")[:1]),
-            Subquery(last.values("change_tx")[:1]),
-            Subquery(last.values("change_seq")[:1]),
+            *(
+                Subquery(rows.values(column)[:1])
+                for rows in (*firsts, *lasts)
+                for column in ("change_tx", "change_seq")
+            ),
             horizon_expression(),
         )
         .get()
     )
-    if first_tx is not None:
-        return min(Position(first_tx, first_seq).just_before, Position(horizon, -1))
-    return feed_end(last=Position(last_tx, last_seq) if last_tx is not None else None, horizon=horizon)
+    positions = [
+        Position(tx, seq) if tx is not None else None for tx, seq in zip(values[::2], values[1::2], strict=True)
+    ]
+    first = min((position for position in positions[:2] if position), default=None)
+    if first is not None:
+        return min(first.just_before, Position(horizon, -1))
+    last = max((position for position in positions[2:] if position), default=None)
+    return feed_end(last=last, horizon=horizon)
 
 
 def ticket_get(*, organization: Organization, ticket_id, queryset: QuerySet[Ticket] | None = None) -> Ticket:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from helpdesk.actors import PARTNER, SYSTEM, Actor
@@ -20,6 +20,8 @@ from helpdesk.exceptions import ValidationFailed
 from helpdesk.feeds import change_fields
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
+from helpdesk.purge import delete_in_batches
+from helpdesk.retention import purge_cutoff
 from helpdesk.selectors import AgentNotFound, object_by_id
 from tickets import signals
 from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
@@ -33,6 +35,7 @@ from tickets.models import (
     Ticket,
     TicketSequence,
     TicketStatus,
+    TicketTombstone,
 )
 from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category
 
@@ -477,6 +480,37 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
         ticket.priority = priority
         return ["priority"]
     return []
+
+
+def ticket_delete(*, ticket: Ticket, actor: Actor) -> TicketTombstone:
+    """A ticket deleted (a test ticket, a mistake): its replies and files go with it. A tombstone stays
+    for every copy to delete it too (the change list's `excluidos`), and the deletion is announced."""
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket(ticket)
+        # Written before the ticket goes: on SQLite its place counts from the ticket's own.
+        tombstone = TicketTombstone.objects.create(
+            id=ticket.pk,
+            organization=ticket.organization,
+            number=ticket.number,
+            external_id=ticket.external_id,
+            deleted_at=timezone.now(),
+        )
+        ticket.delete()  # replies and attachments by cascade; their files after the commit (tickets.lifecycle)
+        signals.ticket_deleted.send(sender=Ticket, tombstone=tombstone, actor=actor)
+    return tombstone
+
+
+def tombstones_purge_expired(*, now=None) -> int:
+    """Tombstones are kept as long as events (EVENT_RETENTION_DAYS and its grace); older ones go, a batch at
+    a time. An organization's newest tombstone stays: on SQLite the next change's place counts from it, and
+    a place must never be given twice. Returns how many went."""
+    newest = TicketTombstone.objects.filter(organization_id=OuterRef("organization_id")).order_by(
+        "-change_tx", "-change_seq"
+    )
+    expired = TicketTombstone.objects.filter(deleted_at__lt=purge_cutoff(now)).exclude(
+        pk=Subquery(newest.values("pk")[:1])
+    )
+    return delete_in_batches(expired)
 
 
 # --- what tickets show from other rows: the requester and the status -----------------------------

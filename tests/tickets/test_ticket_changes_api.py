@@ -70,6 +70,7 @@ def test_the_first_call_answers_every_ticket_oldest_change_first_as_the_detail_s
         "message": "Alterações listadas.",
         "data": {
             "itens": [detail(partner, second), detail(partner, first)],
+            "excluidos": [],
             "proximo_cursor": data["proximo_cursor"],
             "tem_mais": False,
         },

@@ -8,7 +8,7 @@ checks that these builders give exactly what the serializers give.
 
 from datetime import UTC
 
-from tickets.models import Reply, ReplyOrigin, Ticket, TicketStatus
+from tickets.models import Reply, ReplyOrigin, Ticket, TicketStatus, TicketTombstone
 from tickets.selectors import TICKET_COLUMNS, reply_rows_by_ticket
 
 
@@ -42,6 +42,16 @@ def ticket_summary(row) -> dict:
         "criado_em": iso(row[8]),
         "atualizado_em": iso(row[9]),
         "resolvido_em": iso(row[10]),
+    }
+
+
+def tombstone_public(tombstone: TicketTombstone) -> dict:
+    """A deleted ticket, as the change list's `excluidos` and `ticket.excluido` name it."""
+    return {
+        "id": str(tombstone.pk),
+        "numero": tombstone.number,
+        "external_id": tombstone.external_id or None,
+        "excluido_em": iso(tombstone.deleted_at),
     }
 
 

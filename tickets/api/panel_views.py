@@ -9,6 +9,8 @@ from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.parsers import JSONObjectParser
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
+from helpdesk.exceptions import AccessDenied
+from helpdesk.permissions import DELETE_TICKETS_PERM
 from helpdesk.selectors import agent_get
 from tickets.api.attachment_serializers import PanelReplyUploadIn, attachment_row, attachments_panel
 from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
@@ -37,12 +39,14 @@ from tickets.services import (
     reply_create_by_agent,
     reply_edit_as_agent,
     reply_ensure_editable_by_agent,
+    ticket_delete,
     ticket_open,
     ticket_update_by_ids,
 )
 
 TAGS = ["Painel: tickets"]
 FILES_PER_REPLY = 10
+CANNOT_DELETE = "O usuário não tem a permissão de excluir tickets (campo `permissao`)."
 TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
 REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
@@ -128,6 +132,26 @@ class PanelTicketViewSet(AgentPanelViewSet):
         payload.is_valid(raise_exception=True)
         ticket = ticket_update_by_ids(ticket=ticket, actor=Actor.of_agent(self.agent), **payload.validated_data)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket atualizado.")
+
+    @extend_schema(
+        operation_id="panel_tickets_destroy",
+        tags=TAGS,
+        description=(
+            "Exclui o ticket, com as suas respostas, notas e anexos. Exige a permissão de excluir tickets "
+            "(`tickets.delete_ticket`, do grupo Suporte, a mesma do admin); sem ela, 403 no campo `permissao`. "
+            "Dispara `ticket.excluido`, e o ticket passa a vir em `excluidos` da lista de alterações."
+        ),
+        request=None,
+        responses={
+            200: envelope("TicketExcluido", None),
+            **errors(403, 404, descriptions={403: CANNOT_DELETE, 404: TICKET_NOT_FOUND}),
+        },
+    )
+    def destroy(self, request, id):
+        if not request.user.has_perm(DELETE_TICKETS_PERM):
+            raise AccessDenied(detail="Você não tem permissão para excluir tickets.")
+        ticket_delete(ticket=ticket_get(organization=self.organization, ticket_id=id), actor=Actor.of_agent(self.agent))
+        return EnvelopeResponse(None, message="Ticket excluído.")
 
     @extend_schema(
         operation_id="panel_replies_create",

@@ -6,7 +6,9 @@ from rest_framework import serializers
 
 from helpdesk.api.fields import EmailTextField, TextField
 from helpdesk.api.pagination import PageQuery
-from helpdesk.feeds import cursor_dumps, cursor_loads
+from helpdesk.feeds import CursorExpired, cursor_dumps, cursor_loads
+from helpdesk.retention import retention
+from tickets.exceptions import ChangesCursorExpired
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.services import RequesterData
 
@@ -165,14 +167,29 @@ class TicketChangesQuery(serializers.Serializer):
                 raise serializers.ValidationError(BAD_DESDE)
             return moment
         organization = self.context["organization"]
-        position = cursor_loads(value, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}")
+        try:
+            # Tombstones are kept as long as events: an older cursor may have missed a deletion.
+            position = cursor_loads(value, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}", max_age=retention())
+        except CursorExpired:
+            raise ChangesCursorExpired() from None
         if position is None:
             raise serializers.ValidationError(BAD_DESDE)
         return position
 
 
+class DeletedTicketOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    numero = serializers.IntegerField(source="number", min_value=1)
+    external_id = BlankAsNullField()
+    excluido_em = serializers.DateTimeField(source="deleted_at")
+
+
 class TicketChangesOut(serializers.Serializer):
     itens = TicketPublicOut(many=True, help_text="Tickets alterados, da alteração mais antiga à mais nova.")
+    excluidos = DeletedTicketOut(
+        many=True,
+        help_text="Tickets excluídos nesta página, da exclusão mais antiga à mais nova: apague-os da cópia.",
+    )
     proximo_cursor = serializers.CharField(
         help_text="Onde continuar: o `desde` da próxima chamada (agora, se `tem_mais`; mais tarde, se não)."
     )

@@ -11,7 +11,14 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet
-from tickets.api.output import reply_public, reply_row, ticket_new_public, ticket_row, tickets_public
+from tickets.api.output import (
+    reply_public,
+    reply_row,
+    ticket_new_public,
+    ticket_row,
+    tickets_public,
+    tombstone_public,
+)
 from tickets.api.serializers import (
     ReplyIn,
     ReplyPublicOut,
@@ -105,22 +112,27 @@ class TicketViewSet(PartnerViewSet):
         tags=TAGS,
         description=(
             "Os tickets da organização alterados depois de `desde`, da alteração mais antiga à mais nova, cada um "
-            "exatamente como em GET /api/v1/tickets/{id}. Conta como alteração o que o parceiro vê: criação, "
-            "status, prioridade, resolução, uma resposta pública ou a sua edição (uma nota interna não). Seguindo "
-            "`proximo_cursor` até `tem_mais` ser false, nenhum ticket alterado fica de fora, mesmo com escritas "
-            "simultâneas; um ticket pode vir mais de uma vez (fica valendo a última versão recebida). Depois, "
-            "continue mais tarde com o mesmo `proximo_cursor`. Um cursor alterado ou de outra organização é um 422 "
-            "no campo `desde`."
+            "exatamente como em GET /api/v1/tickets/{id}, e os excluídos (`excluidos`). Conta como alteração o que "
+            "o parceiro vê: criação, status, prioridade, resolução, uma resposta pública ou a sua edição (uma nota "
+            "interna não). Seguindo `proximo_cursor` até `tem_mais` ser false, nenhum ticket alterado ou excluído "
+            "fica de fora, mesmo com escritas simultâneas; um ticket pode vir mais de uma vez (fica valendo a última "
+            "versão recebida). Depois, continue mais tarde com o mesmo `proximo_cursor`. Um cursor alterado ou de "
+            "outra organização é um 422 no campo `desde`; um cursor mais antigo que a retenção "
+            "(`EVENT_RETENTION_DAYS`, 30 dias) é um 410 no campo `desde`: ressincronize sem `desde`."
         ),
         parameters=[TicketChangesQuery],
-        responses={200: envelope("AlteracoesListadas", TicketChangesOut)},
+        responses={
+            200: envelope("AlteracoesListadas", TicketChangesOut),
+            **errors(410, descriptions={410: "Cursor mais antigo que a retenção (campo `desde`): ressincronize."}),
+        },
     )
     @action(detail=False, methods=["get"], url_path="alteracoes")
     def changes(self, request):
         query = TicketChangesQuery.from_request(request, self.organization).validated_data
         page = ticket_changes(organization=self.organization, start=query.get("desde"), limit=query["limite"])
         payload = {
-            "itens": tickets_public(page.rows),
+            "itens": tickets_public(page.tickets),
+            "excluidos": [tombstone_public(tombstone) for tombstone in page.deleted],
             "proximo_cursor": changes_cursor(page.next, self.organization),
             "tem_mais": page.has_more,
         }
