@@ -21,10 +21,12 @@ docs/decisions.md, "Change list and event feed", has the reasoning and its costs
 from dataclasses import dataclass
 
 from django.core import signing
+from django.db import connection
 from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, IntegerField, Q, Value
 
 CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
 _NO_LIMIT = 9_223_372_036_854_775_807
+FEED_ORDER = ("change_tx", "change_seq")
 
 
 class _VendorSQL(Expression):
@@ -160,18 +162,26 @@ def page_after(queryset, position: Position, *, limit: int, columns: tuple, also
     `also` adds the rows of other tables of the same feed, as (queryset, columns) with as many columns
     (expressions allowed): one UNION ALL in the same statement, so one snapshot and one horizon judge
     every row. Each row then ends with its branch (0 for `queryset`, 1... for `also`) before its position.
+    Each branch is a range of its position index: PostgreSQL takes each one's first `limit` + 1 rows
+    (ORDER BY and LIMIT per branch), SQLite merges the branches in order by itself.
     """
     branches = [(queryset, columns), *also]
-    selects = [
-        branch.filter(_After(position), settled())
-        .order_by()
-        .values_list(
-            *branch_columns, *([Value(n, output_field=IntegerField())] if also else []), "change_tx", "change_seq"
+    tagged = bool(also)
+    selects = []
+    for n, (branch, branch_columns) in enumerate(branches):
+        tag = [Value(n, output_field=IntegerField())] if tagged else []
+        select = (
+            branch.filter(_After(position), settled())
+            .order_by(*FEED_ORDER)
+            .values_list(*branch_columns, *tag, *FEED_ORDER)
         )
-        for n, (branch, branch_columns) in enumerate(branches)
-    ]
-    query = selects[0].union(*selects[1:], all=True) if also else selects[0]
-    rows = list(query.order_by("change_tx", "change_seq")[: limit + 1])
+        if tagged and not connection.features.supports_slicing_ordering_in_compound:
+            select = select.order_by()
+        elif tagged:
+            select = select[: limit + 1]
+        selects.append(select)
+    query = selects[0].union(*selects[1:], all=True).order_by(*FEED_ORDER) if tagged else selects[0]
+    rows = list(query[: limit + 1])
     page = rows[:limit]
     return FeedPage(rows=page, next=Position.of(page[-1]) if page else position, has_more=len(rows) > limit)
 
