@@ -22,19 +22,21 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
+from django.core import signing
 from django.test import Client
 from django.utils import timezone
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
+from helpdesk.actors import Actor
 from integrations.models import WebhookEvent
 from integrations.retention import events_purge_expired
 from integrations.services import credential_revoke
 from integrations.signing import signed_headers
 from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
 from tests.helpdesk.test_database_outage import database_down
-from tickets.models import Ticket
-from tickets.services import ticket_update
+from tickets.models import Ticket, TicketTombstone
+from tickets.services import ticket_delete, ticket_update
 
 MIRROR = Path(__file__).resolve().parent.parent / "examples" / "mirror" / "mirror.py"
 BASE_URL = "http://testserver"
@@ -204,6 +206,47 @@ def test_a_cursor_the_service_no_longer_accepts_restarts_from_the_newest_mirrore
     assert mirrored_tickets(service.db) == api_tickets(partner)
     cursor = mirror.state_get(service.db, "tickets_cursor")
     assert partner.get("/api/v1/tickets/alteracoes", {"desde": cursor}).status_code == 200
+
+
+def test_tickets_deleted_from_the_panel_are_deleted_from_the_mirror(service, api_key, partner, organization, agent):
+    tickets = [make_ticket(organization) for _ in range(4)]
+    api = client_for(service, api_key)
+    mirror.sync(api, service.db)
+    assert len(mirrored_tickets(service.db)) == 4
+
+    ticket_delete(ticket=tickets[1], actor=Actor.of_agent(agent))
+    make_agent_reply(tickets[2], agent, body="Depois")
+    ticket_delete(ticket=tickets[3], actor=Actor.of_agent(agent))
+    mirror.sync(api, service.db, limit=1)
+
+    assert set(mirrored_tickets(service.db)) == {str(tickets[0].pk), str(tickets[2].pk)}
+    assert mirrored_tickets(service.db) == api_tickets(partner)
+    deleted_events = service.db.execute("SELECT ticket_id FROM events WHERE evento = 'ticket.excluido'").fetchall()
+    assert sorted(ticket_id for (ticket_id,) in deleted_events) == sorted([str(tickets[1].pk), str(tickets[3].pk)])
+
+
+def test_a_cursor_past_the_retention_resynchronises_and_drops_what_is_gone(
+    service, api_key, partner, organization, agent, monkeypatch, settings, caplog
+):
+    tickets = [make_ticket(organization) for _ in range(3)]
+    api = client_for(service, api_key)
+    mirror.sync(api, service.db)
+    # Away for longer than the retention: a deletion whose tombstone is already purged, a new ticket.
+    ticket_delete(ticket=tickets[0], actor=Actor.of_agent(agent))
+    TicketTombstone.objects.all().delete()
+    new = make_ticket(organization)
+    later = signing.time.time() + timedelta(days=settings.EVENT_RETENTION_DAYS + 1).total_seconds()
+    monkeypatch.setattr(signing.time, "time", lambda: later)
+    caplog.set_level(logging.WARNING, logger="mirror")
+
+    mirror.sync_tickets(api, service.db, limit=1)
+
+    assert (410, None) in service.adapter.answers
+    assert "change list answered 410 (Cursor fora da retenção.): resynchronising" in caplog.text
+    assert set(mirrored_tickets(service.db)) == {str(tickets[1].pk), str(tickets[2].pk), str(new.pk)}
+    assert mirrored_tickets(service.db) == api_tickets(partner)
+    assert mirror.state_get(service.db, "resync") is None
+    assert service.db.execute("SELECT COUNT(*) FROM resync_seen").fetchone() == (0,)
 
 
 def test_429_waits_exactly_what_retry_after_says_then_carries_on(

@@ -148,6 +148,8 @@ def test_the_scan_finds_each_way_of_writing_around_the_services(snippet):
 )
 def test_the_scan_leaves_reads_and_other_models_alone(snippet):
     assert writes_in(snippet) == []
+
+
 ADMIN_WRITES = {
     "save_model": "has_change_permission",
     "delete_model": "has_delete_permission",

@@ -8,7 +8,7 @@ docs/sync.md (in the service's repository) explains the reasoning; in short, eac
    (tell the customer an agent answered, ...);
 2. follows the change list, GET /api/v1/tickets/alteracoes, from the cursor it stored
    until `tem_mais` is false, writing each ticket as GET /api/v1/tickets/{id} shows it
-   into the `tickets` table.
+   into the `tickets` table, and deleting those the list says were deleted (`excluidos`).
 
 Events first, then tickets: once a pass ends, every ticket in the mirror is at least as
 new as every event recorded, so code reacting to an event can read its ticket here.
@@ -62,8 +62,11 @@ CREATE TABLE IF NOT EXISTS events (
     body TEXT NOT NULL            -- the event exactly as the feed (or a webhook) carries it
 );
 CREATE TABLE IF NOT EXISTS sync_state (
-    name TEXT PRIMARY KEY,        -- 'tickets_cursor' or 'events_after'
+    name TEXT PRIMARY KEY,        -- 'tickets_cursor', 'events_after', 'resync' (while a resync runs)
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS resync_seen (
+    id TEXT PRIMARY KEY           -- tickets the running resync received: the others were deleted
 );
 """
 
@@ -209,6 +212,17 @@ def sync_tickets(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) ->
         try:
             page = api.get(CHANGES, params)
         except ApiError as error:
+            if error.status == 410 and "desde" in error.fields:
+                # "Cursor fora da retenção.": we were away longer than the service keeps deleted
+                # tickets (EVENT_RETENTION_DAYS, 30), so some deletions may never come. Read every
+                # ticket again from the start, then delete what that full pass did not bring.
+                log.warning("change list answered 410 (%s): resynchronising", error.body.get("message"))
+                with db:
+                    db.execute("DELETE FROM resync_seen")
+                    state_set(db, "resync", "1")
+                    db.execute("DELETE FROM sync_state WHERE name = 'tickets_cursor'")
+                cursor = None
+                continue
             if error.status == 422 and "desde" in error.fields and cursor and not restarted:
                 # The service no longer accepts our cursor (cursors are signed with its
                 # SECRET_KEY, and an operator rotated it): start again from a moment instead.
@@ -216,7 +230,8 @@ def sync_tickets(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) ->
                 log.warning("change list: cursor refused; starting again from %s", cursor or "the beginning")
                 continue
             raise
-        with db:  # the tickets and the cursor after them, in one transaction: a crash never skips
+        resyncing = state_get(db, "resync") is not None
+        with db:  # the tickets, the deletions and the cursor after them, in one transaction: a crash never skips
             for ticket in page["itens"]:
                 # At least once: a ticket may come again in this page or a later one. The
                 # change list is in order, so the version received last is the current one.
@@ -226,6 +241,14 @@ def sync_tickets(api: Api, db: sqlite3.Connection, *, limit: int = PAGE_SIZE) ->
                     "atualizado_em = excluded.atualizado_em, body = excluded.body",
                     (ticket["id"], ticket["numero"], ticket["atualizado_em"], json.dumps(ticket)),
                 )
+                if resyncing:
+                    db.execute("INSERT OR IGNORE INTO resync_seen (id) VALUES (?)", (ticket["id"],))
+            for deleted in page["excluidos"]:  # a deleted ticket never comes back
+                db.execute("DELETE FROM tickets WHERE id = ?", (deleted["id"],))
+            if resyncing and not page["tem_mais"]:
+                db.execute("DELETE FROM tickets WHERE id NOT IN (SELECT id FROM resync_seen)")
+                db.execute("DELETE FROM resync_seen")
+                db.execute("DELETE FROM sync_state WHERE name = 'resync'")
             state_set(db, "tickets_cursor", page["proximo_cursor"])
         written += len(page["itens"])
         cursor = page["proximo_cursor"]

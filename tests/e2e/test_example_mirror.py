@@ -2,9 +2,10 @@
 
 Run again and again as a separate program, and now and then killed in the middle of a pass,
 while two threads change an organization's tickets through the partner API and the agent panel
-API (new tickets, customer and agent replies and their edits, status and priority changes, and
-internal notes), its SQLite mirror ends, after one last run, equal to what GET /api/v1/tickets/{id}
-answers for every ticket of the organization, and its events to the event feed, each once.
+API (new tickets, customer and agent replies and their edits, status and priority changes,
+internal notes, and deletions), its SQLite mirror ends, after one last run, equal to what
+GET /api/v1/tickets/{id} answers for every ticket of the organization (the deleted ones gone), and
+its events to the event feed, each once.
 """
 
 import json
@@ -38,6 +39,7 @@ class Shop:
     statuses: list = field(default_factory=list)
     tickets: list = field(default_factory=list)
     replies: list = field(default_factory=list)  # (ticket id, reply id, "cliente" or "agente")
+    deleted: list = field(default_factory=list)  # ids of the tickets deleted from the panel
     done: dict = field(default_factory=dict)  # operation name -> how many succeeded
     errors: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -112,10 +114,15 @@ def _any_ticket(shop: Shop, rng: random.Random) -> str:
         return rng.choice(shop.tickets)
 
 
+def _gone(status: int, body: dict) -> bool:
+    """The other writer deleted the ticket meanwhile: 404 Ticket não encontrado."""
+    return status == 404 and body["errors"]["field"] == "id"
+
+
 def _customer_reply(shop: Shop, rng: random.Random) -> None:
     ticket = _any_ticket(shop, rng)
     status, body = shop.partner("POST", f"/api/v1/tickets/{ticket}/respostas", {"mensagem": "Alguma novidade?"})
-    if status == 409 and body["errors"]["field"] == "status":
+    if (status == 409 and body["errors"]["field"] == "status") or _gone(status, body):
         return  # Ticket fechado.: the customer cannot reply any more
     assert status == 201, body
     with shop.lock:
@@ -125,6 +132,8 @@ def _customer_reply(shop: Shop, rng: random.Random) -> None:
 def _agent_reply(shop: Shop, rng: random.Random) -> None:
     ticket = _any_ticket(shop, rng)
     status, body = shop.panel("POST", f"/api/tickets/{ticket}/respostas", {"mensagem": "Estamos vendo."})
+    if _gone(status, body):
+        return
     assert status == 201, body
     with shop.lock:
         shop.replies.append((ticket, body["data"]["id"], "agente"))
@@ -140,26 +149,37 @@ def _edit_reply(shop: Shop, rng: random.Random) -> None:
         status, body = shop.partner("PATCH", f"/api/v1/tickets/{ticket}/respostas/{reply}", text)
     else:
         status, body = shop.panel("PATCH", f"/api/tickets/{ticket}/respostas/{reply}", text)
-    assert status == 200, body
+    assert status == 200 or _gone(status, body), body
 
 
 def _internal_note(shop: Shop, rng: random.Random) -> None:
     ticket = _any_ticket(shop, rng)
     status, body = shop.panel("POST", f"/api/tickets/{ticket}/respostas", {"mensagem": NOTE, "interna": True})
-    assert status == 201, body
+    assert status == 201 or _gone(status, body), body
 
 
 def _status(shop: Shop, rng: random.Random) -> None:
     status, body = shop.panel(
         "PATCH", f"/api/tickets/{_any_ticket(shop, rng)}", {"status_id": rng.choice(shop.statuses)}
     )
-    assert status == 200, body
+    assert status == 200 or _gone(status, body), body
 
 
 def _priority(shop: Shop, rng: random.Random) -> None:
     priority = rng.choice(["baixa", "media", "alta", "urgente"])
     status, body = shop.panel("PATCH", f"/api/tickets/{_any_ticket(shop, rng)}", {"prioridade": priority})
+    assert status == 200 or _gone(status, body), body
+
+
+def _delete(shop: Shop, rng: random.Random) -> None:
+    with shop.lock:
+        if len(shop.tickets) < 5:
+            return
+        ticket = shop.tickets.pop(rng.randrange(len(shop.tickets)))
+    status, body = shop.panel("DELETE", f"/api/tickets/{ticket}")
     assert status == 200, body
+    with shop.lock:
+        shop.deleted.append(ticket)
 
 
 OPERATIONS = [
@@ -170,6 +190,7 @@ OPERATIONS = [
     (_internal_note, 2),
     (_status, 2),
     (_priority, 1),
+    (_delete, 1),
 ]
 
 
@@ -269,6 +290,7 @@ def test_the_example_mirror_run_while_tickets_change_ends_equal_to_the_api(shop,
     tickets, events = mirrored(db)
     expected = api_tickets(shop)
     assert set(tickets) == set(expected), "the mirror has missing or extra tickets"
+    assert shop.deleted and not set(shop.deleted) & set(tickets), "a deleted ticket is still in the mirror"
     different = [ticket_id for ticket_id in expected if tickets[ticket_id] != expected[ticket_id]]
     assert not different, f"{len(different)} of {len(expected)} tickets differ from the API, e.g. {different[:3]}"
     feed = api_events(shop)
