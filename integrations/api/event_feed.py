@@ -21,7 +21,14 @@ FEED_CHOICES = [kind.value for kind in FEED_EVENTS]
 
 @extend_schema_field(OpenApiTypes.UUID)
 class EventIdField(TextField):
-    """Any text: an id that is not one of the feed's events (a UUID or not) is the same 404."""
+    """An event id in any UUID spelling: what is not a UUID is a 422 (DESIGN.md: malformed query values
+    are validation errors); a well-formed id that is not one of the feed's events is a 404 (or a 410)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if parse_uuid(value) is None:
+            raise serializers.ValidationError("Informe o `proximo` de uma resposta anterior: o id (UUID) de um evento.")
+        return value
 
 
 @extend_schema_field({"type": "string", "enum": FEED_CHOICES})
@@ -102,7 +109,7 @@ class EventFeedViewSet(PartnerViewSet):
                 404,
                 410,
                 descriptions={
-                    404: "`depois_de` não é um evento do feed desta organização (campo `depois_de`).",
+                    404: "`depois_de` (um UUID) não é um evento do feed desta organização (campo `depois_de`).",
                     410: "`depois_de` é de um evento anterior à retenção (`EVENT_RETENTION_DAYS`, 30 dias), ou "
                     "desconhecido depois que eventos da organização foram removidos (campo `depois_de`): "
                     "ressincronize pela lista de alterações e recomece o feed sem `depois_de`.",

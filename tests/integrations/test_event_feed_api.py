@@ -216,9 +216,20 @@ def test_an_unknown_tipo_is_a_422_on_tipo(partner, organization, history):
     }
 
 
-@pytest.mark.parametrize("depois_de", [str(uuid.uuid4()), "nao-e-um-uuid", "123"])
-def test_an_unknown_depois_de_is_a_404_on_depois_de(partner, organization, history, depois_de):
-    assert_event_not_found(partner.get(EVENTS, {"depois_de": depois_de}))
+def test_an_unknown_depois_de_is_a_404_on_depois_de(partner, organization, history):
+    assert_event_not_found(partner.get(EVENTS, {"depois_de": str(uuid.uuid4())}))
+
+
+@pytest.mark.parametrize("depois_de", ["nao-e-um-uuid", "123", "0190f3a2-0000-7000-8000-00000000000"])
+def test_a_depois_de_that_is_not_a_uuid_is_a_422_on_depois_de(partner, organization, history, depois_de):
+    response = partner.get(EVENTS, {"depois_de": depois_de})
+
+    assert response.status_code == 422
+    assert response.json() == {
+        "success": False,
+        "message": "Erro de validação",
+        "errors": {"depois_de": ["Informe o `proximo` de uma resposta anterior: o id (UUID) de um evento."]},
+    }
 
 
 def test_another_organizations_event_is_the_same_404(partner, organization, other_organization, agent):

@@ -21,7 +21,7 @@ from integrations.models import (
     WebhookEvent,
 )
 from integrations.retention import events_purge_expired
-from tests.assertions import assert_error, assert_success
+from tests.assertions import assert_error, assert_success, assert_validation_error
 from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
 
 EVENTS = "/api/v1/eventos"
@@ -125,7 +125,7 @@ def test_an_event_just_past_the_retention_is_no_longer_listed_but_stays_a_valid_
     assert WebhookEvent.objects.filter(pk=replies[0]).exists()
 
 
-def test_an_unknown_id_is_still_404_when_nothing_was_purged_and_a_malformed_one_always(
+def test_an_unknown_id_is_still_404_when_nothing_was_purged_and_a_malformed_one_always_422(
     partner, organization, other_organization, replies
 ):
     unknown = "0190f3a2-0000-7000-8000-000000000000"
@@ -136,7 +136,7 @@ def test_an_unknown_id_is_still_404_when_nothing_was_purged_and_a_malformed_one_
 
     EventPurgeHorizon.objects.create(organization=organization, purged_before=timezone.now())
     assert_error(partner.get(EVENTS, {"depois_de": unknown}), 410, PURGED, "depois_de")
-    assert_error(partner.get(EVENTS, {"depois_de": "abc"}), 404, "Evento não encontrado.", "depois_de")
+    assert_validation_error(partner.get(EVENTS, {"depois_de": "abc"}), "depois_de")
 
 
 def test_beat_schedules_the_event_idempotency_and_token_purges(settings, replies):
