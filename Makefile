@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export PORT
 
-.PHONY: setup run test fuzz lint bench lock clean
+.PHONY: setup run test fuzz lint bench lock clean event-schemas
 
 # requirements.txt names what we depend on; requirements.lock pins every transitive dependency
 # with its hashes (`make lock`), and only that is installed.
@@ -33,6 +33,11 @@ test: setup
 # stack, FUZZ_MAX_EXAMPLES (default 100) cases per operation; `make test` runs only a smoke version.
 fuzz: setup
 	$(VENV)/bin/pytest -m fuzz tests/fuzz $(PYTEST_ARGS)
+
+# Refresh docs/event-schemas.json, the event bodies receivers were promised, after a compatible change
+# (added kinds, fields or values); a removed, renamed or retyped field is refused (docs/webhooks.md).
+event-schemas: setup
+	$(PY) manage.py event_schemas --write
 
 # Lint, format and the import layers (pyproject.toml); .ci/run fails on any of them.
 lint: setup

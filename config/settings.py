@@ -303,7 +303,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "helpdesk.api.schema.postprocess"],
+    "POSTPROCESSING_HOOKS": [
+        "integrations.api.event_schemas.webhooks_postprocess",
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "helpdesk.api.schema.postprocess",
+    ],
     # Names of the enum components (the hook names them after the field otherwise, with collisions).
     "ENUM_NAME_OVERRIDES": {
         "Prioridade": "tickets.models.Priority",

@@ -4,7 +4,7 @@ delivery carries, whether or not a webhook subscribes."""
 import json
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 
 from helpdesk.api.fields import TextField
@@ -12,9 +12,10 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
 from helpdesk.ids import parse_uuid
 from integrations.api.base import PartnerViewSet
+from integrations.api.event_schemas import FeedEventOut
 from integrations.models import FEED_EVENTS
 from integrations.selectors import event_feed
-from tickets.api.serializers import FEED_LIMIT, ReplyPublicOut, TicketSummaryOut
+from tickets.api.serializers import FEED_LIMIT
 
 FEED_CHOICES = [kind.value for kind in FEED_EVENTS]
 
@@ -63,27 +64,10 @@ class EventFeedQuery(serializers.Serializer):
     limite = serializers.IntegerField(required=False, default=FEED_LIMIT, min_value=1, max_value=FEED_LIMIT)
 
 
-EventDataOut = inline_serializer(
-    name="DadosDoEvento",
-    fields={
-        "ticket": TicketSummaryOut(help_text="O ticket, como em GET /api/v1/tickets/{id}, sem `respostas`."),
-        "resposta": ReplyPublicOut(required=False, help_text="A resposta, nos eventos de resposta."),
-        "mensagem_anterior": serializers.CharField(
-            required=False, help_text="O texto antes da edição, em ticket.resposta_editada."
-        ),
-    },
-)
-
-
-class EventOut(serializers.Serializer):
-    id = serializers.UUIDField(help_text="O id do evento: o mesmo `id` do corpo das entregas de webhook.")
-    evento = serializers.ChoiceField(choices=FEED_CHOICES)
-    criado_em = serializers.DateTimeField()
-    data = EventDataOut
-
-
 class EventFeedOut(serializers.Serializer):
-    itens = EventOut(many=True, help_text="Os eventos, em ordem; cada um é o corpo de uma entrega de webhook.")
+    itens = serializers.ListField(
+        child=FeedEventOut, help_text="Os eventos, em ordem; cada um é o corpo de uma entrega de webhook."
+    )
     proximo = serializers.UUIDField(
         allow_null=True,
         help_text="O `depois_de` da próxima chamada: o último evento desta página, ou o `depois_de` recebido "

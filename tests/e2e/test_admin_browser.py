@@ -211,3 +211,71 @@ def test_staff_attach_files_in_the_admin_and_only_the_public_replys_reach_the_pa
     names = sorted(json.loads(request.body)["data"]["anexo"]["nome"] for request in deliveries)
     assert names == ["comprovante março.pdf", "log.txt"]
     assert all("interno" not in request.body.decode() for request in receiver.at(path))
+
+
+def test_staff_change_status_assignee_and_delete_and_partners_hear_of_each(stack, receiver, page):
+    path = receiver.new_path(200)
+    stack.create_webhook(
+        receiver.base_url + path, events=("ticket.status_alterado", "ticket.atribuido", "ticket.excluido")
+    )
+    ticket = stack.create_ticket()
+
+    log_in(page, stack)
+    open_ticket(page, stack, ticket)
+    page.select_option("#id_status", label="Em andamento")
+    assignee = page.locator("#id_assignee option").nth(1)
+    agent_name, agent_id = assignee.inner_text(), assignee.get_attribute("value")
+    page.select_option("#id_assignee", value=agent_id)
+    save_and_continue(page)
+
+    changes = wait_for(lambda: len(receiver.at(path)) == 2 and receiver.at(path), message="two deliveries")
+    bodies = sorted((json.loads(request.body) for request in changes), key=lambda body: body["evento"])
+    assert [body["evento"] for body in bodies] == ["ticket.atribuido", "ticket.status_alterado"]
+    assert bodies[0]["data"]["alteracoes"]["atendente"] == {
+        "anterior": None,
+        "atual": {"id": agent_id, "nome": agent_name},
+    }
+    assert bodies[1]["data"]["alteracoes"]["status"]["atual"]["nome"] == "Em andamento"
+    assert {body["data"]["ator"]["tipo"] for body in bodies} == {"agente"}
+    status, before = stack.partner("GET", "/api/v1/tickets/alteracoes")
+    assert status == 200
+
+    page.click("a.deletelink")
+    page.click("input[type=submit]")  # Django's confirmation page: "Sim, tenho certeza"
+    page.wait_for_selector(".messagelist")
+
+    deleted = wait_for(lambda: len(receiver.at(path)) == 3 and receiver.at(path)[2], message="ticket.excluido")
+    body = json.loads(deleted.body)
+    assert body["evento"] == "ticket.excluido"
+    assert body["data"]["ticket"] == {"id": ticket["id"], "numero": ticket["numero"], "external_id": None}
+    assert body["data"]["ator"]["tipo"] == "agente"
+    assert stack.partner("GET", f"/api/v1/tickets/{ticket['id']}")[0] == 404
+    status, after = stack.partner("GET", f"/api/v1/tickets/alteracoes?desde={before['data']['proximo_cursor']}")
+    assert [item["id"] for item in after["data"]["excluidos"]] == [ticket["id"]]
+
+
+def test_staff_open_a_ticket_in_the_admin_and_partners_hear_of_it(stack, receiver, page):
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path, events=("ticket.criado",))
+
+    log_in(page, stack)
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/add/")
+    page.fill("#id_subject", "Cliente ligou pedindo troca")
+    page.fill("#id_description", "Produto com defeito.")
+    page.select_option("#id_priority", value="alta")
+    page.fill("#id_requester_name", "Joana Telefone")
+    page.fill("#id_requester_email", "joana@example.com")
+    page.click("input[name=_save]")
+    page.wait_for_selector("#id_new_reply")  # the new ticket's own page, ready to answer
+
+    request = wait_for(lambda: receiver.at(path), message="ticket.criado")[0]
+    body = json.loads(request.body)
+    assert body["evento"] == "ticket.criado"
+    assert f"/admin/tickets/ticket/{body['data']['ticket']['id']}/change/" in page.url
+    shown = stack.partner("GET", f"/api/v1/tickets/{body['data']['ticket']['id']}")[1]["data"]
+    assert (shown["assunto"], shown["canal_origem"], shown["prioridade"]) == (
+        "Cliente ligou pedindo troca",
+        "painel",
+        "alta",
+    )
+    assert shown["solicitante"]["email"] == "joana@example.com"

@@ -11,8 +11,9 @@ logged, one JSON line each, to HELPDESK_FUZZ_LOG for the test's own assertions.
   an id that does not exist); the stateful phase keeps the ids its links carry.
 - Realistic values in valid bodies: A's admin on login, real refresh tokens on refresh and
   logout, a public webhook URL, A's (or B's) statuses and agents on a ticket update.
-- Guards: nothing revokes the key or deletes/changes the webhook the run relies on (such a
-  request goes to an id that does not exist instead).
+- Guards: nothing revokes the key, deletes/changes the webhook the run relies on or deletes a
+  seeded ticket (such a request goes to an id that does not exist instead; tickets made to be
+  deleted are seeded for DELETE /api/tickets/{id}).
 - Checks of our own: the exact envelope, and tenancy.
 - Two failure filters for what a schema cannot say (see `filter_failure`).
 """
@@ -199,6 +200,7 @@ BODY_VALUES = {
     "POST /api/webhooks": _webhook,
     "PATCH /api/webhooks/{id}": _webhook,
     "PATCH /api/tickets/{id}": _ticket_update,
+    "POST /api/tickets": _ticket_update,  # atendente_id: A's agents mostly, some of B's (a 404)
 }
 
 

@@ -252,6 +252,12 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
         a.add("DELETE /api/api-keys/{id}", id=a.panel("POST", "/api/api-keys", {"nome": f"Revogável {n}"})["id"])
     b.add("DELETE /api/api-keys/{id}", id=b.key_id)
 
+    # Tickets made to be deleted (the seeded ones stay: PROTECTED), and one of B's (a 404 for A).
+    seeded_tickets = [parameters["id"] for parameters in a.paths["GET /api/tickets/{id}"]]
+    for n in range(3):
+        a.add("DELETE /api/tickets/{id}", id=a.ticket(f"descartavel-{n}", full=False)["id"])
+    b.add("DELETE /api/tickets/{id}", id=b.paths["GET /api/tickets/{id}"][0]["id"])
+
     other_ids = {value for parameters in _all(b.paths) for value in parameters.values()}
     other_ids |= set(b.statuses().values()) | {agent["id"] for agent in b_agents}
     return {
@@ -271,6 +277,7 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
             "DELETE /api/api-keys/{id}": {"id": [a.key_id]},
             "DELETE /api/webhooks/{id}": {"id": [up["id"], failing["id"]]},
             "PATCH /api/webhooks/{id}": {"id": [up["id"]]},
+            "DELETE /api/tickets/{id}": {"id": seeded_tickets},
         },
         "ticket_update_values": {
             "status_id": {"a": list(a.statuses().values()), "b": list(b.statuses().values())},
