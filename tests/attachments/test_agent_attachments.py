@@ -68,7 +68,8 @@ def test_each_file_of_an_agents_public_reply_is_one_event_with_the_ticket_and_th
     assert [body["evento"] for body in bodies] == ["ticket.anexo_adicionado"] * 2
     assert sorted(body["data"]["anexo"]["nome"] for body in bodies) == ["log.txt", "tela.png"]
     for body in bodies:
-        assert set(body["data"]) == {"ticket", "anexo"}
+        assert set(body["data"]) == {"ticket", "anexo", "ator"}
+        assert body["data"]["ator"]["tipo"] == "agente"
         assert set(body["data"]["ticket"]) == TICKET_SUMMARY_FIELDS
         assert body["data"]["ticket"]["id"] == str(ticket.pk)
         anexo = body["data"]["anexo"]
