@@ -21,7 +21,7 @@ docs/decisions.md, "Change list and event feed", has the reasoning and its costs
 from dataclasses import dataclass
 
 from django.core import signing
-from django.db import connection
+from django.db import connection, models
 from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, IntegerField, Q, Value
 
 CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
@@ -104,6 +104,24 @@ class NextChange(Expression):
 def change_fields(model, organization_id) -> dict:
     """The values that give a row written now its new position."""
     return {"change_tx": ChangeTransaction(), "change_seq": NextChange(model, organization_id)}
+
+
+class WrittenOnce(models.Model):
+    """A feed row written once and never changed (an event, a tombstone): its place is set by its INSERT.
+
+    Subclasses declare `organization`; their feed's order is (organization, change_tx, change_seq)."""
+
+    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
+    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self._state.adding:
+            for name, value in change_fields(type(self), self.organization_id).items():
+                setattr(self, name, value)
+        super().save(*args, **kwargs)
 
 
 @dataclass(frozen=True, order=True)

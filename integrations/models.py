@@ -5,7 +5,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, change_fields
+from helpdesk.feeds import WrittenOnce
 from helpdesk.models import Organization
 
 
@@ -120,7 +120,7 @@ class Webhook(models.Model):
         return self.name
 
 
-class WebhookEvent(models.Model):
+class WebhookEvent(WrittenOnce):
     """Something a partner is told about; the body is frozen so every delivery and retry sends the same bytes.
 
     Written whether or not a webhook subscribes: GET /api/v1/eventos reads them in order.
@@ -133,9 +133,7 @@ class WebhookEvent(models.Model):
     kind = models.CharField("evento", max_length=40, choices=EventKind.choices)
     body = models.TextField("corpo")
     created_at = models.DateTimeField("criado em", auto_now_add=True)
-    # The event's place in the event feed (helpdesk.feeds), written with the event.
-    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
-    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
+    # change_tx, change_seq: the event's place in the event feed (helpdesk.feeds), written with the event.
 
     class Meta:
         verbose_name = "evento de webhook"
@@ -149,12 +147,6 @@ class WebhookEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.id}"
-
-    def save(self, *args, **kwargs):
-        if self._state.adding:  # events are written once, never changed
-            for name, value in change_fields(WebhookEvent, self.organization_id).items():
-                setattr(self, name, value)
-        super().save(*args, **kwargs)
 
 
 class EventPurgeHorizon(models.Model):

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, change_fields
+from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, WrittenOnce, change_fields
 from helpdesk.models import Agent, Organization
 
 
@@ -168,7 +168,7 @@ class Ticket(models.Model):
         return [Ticket, TicketTombstone]
 
 
-class TicketTombstone(models.Model):
+class TicketTombstone(WrittenOnce):
     """What stays of a deleted ticket, so every copy deletes it too: the change list answers it in
     `excluidos` at its place in the list's order. Kept EVENT_RETENTION_DAYS, as events are."""
 
@@ -179,9 +179,7 @@ class TicketTombstone(models.Model):
     number = models.PositiveIntegerField("número")
     external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
     deleted_at = models.DateTimeField("excluído em")
-    # Its place in GET /api/v1/tickets/alteracoes, among the tickets' (helpdesk.feeds).
-    change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
-    change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
+    # change_tx, change_seq: its place in GET /api/v1/tickets/alteracoes, among the tickets' (helpdesk.feeds).
 
     class Meta:
         verbose_name = "ticket excluído"
@@ -199,12 +197,6 @@ class TicketTombstone(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.number} ({self.id})"
-
-    def save(self, *args, **kwargs):
-        if self._state.adding:  # written once, at its place in the change list
-            for name, value in change_fields(TicketTombstone, self.organization_id).items():
-                setattr(self, name, value)
-        super().save(*args, **kwargs)
 
     @staticmethod
     def change_feed_models():
