@@ -9,6 +9,7 @@ expires within WEBHOOK_LEASE seconds, and the dispatcher queues the delivery
 again, with the same id.
 """
 
+import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -19,7 +20,8 @@ import structlog
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
@@ -66,14 +68,8 @@ def _claimable(now) -> Q:
     return Q(status=DeliveryStatus.PENDING) | (Q(status=DeliveryStatus.SENDING) & unleased)
 
 
-# The two statements every delivery attempt runs (hundreds a second), written out once instead of
+# The statements every delivery attempt runs (hundreds a second), written out once instead of
 # compiled by the ORM each time: the same SQL on PostgreSQL and SQLite, every value a parameter.
-_CLAIM_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, updated_at = %s
-WHERE id = %s AND attempt_count = %s
-  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
-  AND webhook_id IN (SELECT id FROM integrations_webhook WHERE is_active)
-"""
 _ATTEMPT_SQL = """
 INSERT INTO integrations_webhookdeliveryattempt
     (delivery_id, number, attempted_at, status_code, duration_ms, error, response_excerpt, succeeded)
@@ -85,13 +81,14 @@ SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s,
     updated_at = %s
 WHERE id = %s AND attempt_count = %s AND status = 'enviando'
 """
-# The webhook's failure streak (integrations.health): started by the first failure, ended by a success.
-# Each runs only when the streak read with the delivery changes, and re-checks it in its WHERE.
-_STREAK_START_SQL = """
-UPDATE integrations_webhook SET failing_since = %s WHERE id = %s AND failing_since IS NULL
-"""
-_STREAK_END_SQL = """
-UPDATE integrations_webhook SET failing_since = NULL WHERE id = %s AND failing_since IS NOT NULL
+# What the webhook's last attempt says of it (integrations.health, and the slow share): the failure streak,
+# started by the first failure and ended by a success, and slowness. Written only when one of them changes,
+# each re-checked in the statement against a race.
+_HEALTH_SQL = """
+UPDATE integrations_webhook SET
+    failing_since = CASE WHEN %s THEN NULL ELSE COALESCE(failing_since, %s) END,
+    slow_since = CASE WHEN %s THEN NULL ELSE COALESCE(slow_since, %s) END
+WHERE id = %s
 """
 
 # What a send and its record read: not the event's other columns, nor the webhook's name or events.
@@ -105,6 +102,7 @@ _SENDING_FIELDS = (
     "webhook__previous_secret",
     "webhook__previous_secret_expires_at",
     "webhook__failing_since",
+    "webhook__slow_since",
     "event__kind",
     "event__body",
 )
@@ -115,27 +113,115 @@ def _params(model, **values) -> list:
     return [model._meta.get_field(name).get_db_prep_value(value, connection) for name, value in values.items()]
 
 
-def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
-    """Take the delivery for one attempt, or None when there is nothing (left) to send.
+class SlowSlots:
+    """The slots of this worker process that slow webhooks may take: WEBHOOK_SLOW_SHARE of its pool.
+    Per process, so no row is contended: every worker keeps the rest of its slots for healthy webhooks."""
 
-    One UPDATE whose conditions are all on the delivery row, so a second worker waiting
-    on the same row re-checks them after the first one's commit and claims nothing.
-    Nothing is sent to an inactive webhook: its delivery is cancelled instead.
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._taken = 0
+
+    def limit(self) -> int:
+        return max(1, int(settings.CELERY_WORKER_CONCURRENCY * settings.WEBHOOK_SLOW_SHARE))
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._taken >= self.limit():
+                return False
+            self._taken += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self._taken = max(0, self._taken - 1)
+
+
+slow_slots = SlowSlots()
+
+
+def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
+    """Take the delivery for one attempt, or None when there is nothing (left) to send now.
+
+    Its webhook's row is locked first (PostgreSQL; SQLite has one writer at a time), so the claims of
+    one webhook are counted exactly: past WEBHOOK_MAX_IN_FLIGHT attempts running, the delivery is parked
+    and goes when one of them ends (deliveries_unpark). A slow webhook's attempt also needs a slot of
+    the process's slow share; without one it is parked too. The claim itself re-checks the delivery, so
+    a stale or duplicate message claims nothing. Nothing is sent to an inactive webhook: its delivery is
+    cancelled instead.
     """
     pk = parse_uuid(delivery_id)
     now = timezone.now()
-    params = _params(WebhookDelivery, lease_expires_at=now + _lease(), updated_at=now, id=pk)
-    with connection.cursor() as cursor:
-        cursor.execute(_CLAIM_SQL, [*params, expected_attempts, params[1]])
-        claimed = cursor.rowcount
-    if not claimed:
-        candidates = WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts)
-        inactive = Webhook.objects.filter(is_active=False).values("pk")
-        candidates.filter(webhook_id__in=inactive).update(
-            status=DeliveryStatus.CANCELLED, next_attempt_at=None, updated_at=now
+    with transaction.atomic():
+        webhook = (
+            Webhook.objects.select_for_update(of=("self",))
+            .filter(deliveries__pk=pk)
+            .values_list("pk", "is_active", "slow_since")
+            .first()
         )
-        return None
-    return WebhookDelivery.objects.select_related("webhook", "event").only(*_SENDING_FIELDS).get(pk=pk)
+        if webhook is None:
+            return None
+        webhook_id, active, slow_since = webhook
+        # Read after the lock: every claim of this webhook committed before it is counted.
+        in_flight = WebhookDelivery.objects.filter(
+            webhook_id=webhook_id, status=DeliveryStatus.SENDING, lease_expires_at__gt=now
+        ).exclude(pk=pk)
+        claimable = WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts)
+        if not active:
+            claimable.update(status=DeliveryStatus.CANCELLED, next_attempt_at=None, parked_at=None, updated_at=now)
+            return None
+        if in_flight.count() >= settings.WEBHOOK_MAX_IN_FLIGHT:
+            _park(claimable, now, recheck=PARKED_RECHECK)
+            return None
+        if slow_since is not None and not slow_slots.take():
+            _park(claimable, now, recheck=SLOW_SHARE_RECHECK)
+            return None
+        lease = now + _lease()
+        claimed = claimable.update(
+            status=DeliveryStatus.SENDING, lease_expires_at=lease, parked_at=None, updated_at=now
+        )
+        if not claimed:
+            if slow_since is not None:
+                slow_slots.give_back()
+            return None
+    delivery = WebhookDelivery.objects.select_related("webhook", "event").only(*_SENDING_FIELDS).get(pk=pk)
+    delivery.holds_slow_slot = slow_since is not None
+    return delivery
+
+
+# A parked delivery goes as soon as an attempt of its webhook ends; the dispatcher takes it anyway after
+# this long (the end of an attempt that handed nothing over: a crash). Parked for want of a slow slot, it
+# waits for the dispatcher: a slot of this process's slow share is free again within an attempt's time.
+PARKED_RECHECK = timedelta(seconds=30)
+SLOW_SHARE_RECHECK = timedelta(seconds=2)
+
+
+def _park(claimable, now, *, recheck: timedelta) -> None:
+    """Pending until its turn (a claimable delivery only: a stale message parks nothing)."""
+    claimable.update(
+        status=DeliveryStatus.PENDING,
+        lease_expires_at=None,
+        parked_at=Coalesce("parked_at", Value(now)),
+        next_attempt_at=now + recheck,
+        updated_at=now,
+    )
+
+
+def deliveries_unpark(*, webhook_id, limit: int = 1) -> list[tuple]:
+    """The oldest deliveries waiting for their turn at this webhook, taken to be queued now (SKIP LOCKED:
+    two ends of attempts never take the same one). Cheap when none waits (a partial index)."""
+    now = timezone.now()
+    with transaction.atomic():
+        waiting = list(
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(webhook_id=webhook_id, parked_at__isnull=False, status=DeliveryStatus.PENDING)
+            .order_by("parked_at", "created_at")
+            .only("id", "attempt_count")[:limit]
+        )
+        if waiting:
+            WebhookDelivery.objects.filter(pk__in=[d.pk for d in waiting]).update(
+                parked_at=None, next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
+            )
+    return [(d.pk, d.attempt_count) for d in waiting]
 
 
 @lru_cache(maxsize=4)
@@ -270,14 +356,16 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
         cursor.execute(_ATTEMPT_SQL, attempt)
         cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
         ours = cursor.rowcount
-        # Only when the streak read with the delivery would change: a healthy webhook's success
-        # (nearly every attempt) writes nothing more. The statements re-check it against a race.
-        webhook_id = _params(Webhook, id=delivery.webhook_id)[0]
-        failing = delivery.webhook.failing_since is not None
-        if ours and outcome.succeeded and failing:
-            cursor.execute(_STREAK_END_SQL, [webhook_id])
-        elif ours and not outcome.succeeded and not failing:
-            cursor.execute(_STREAK_START_SQL, [_params(Webhook, failing_since=attempted_at)[0], webhook_id])
+        # Only when what the webhook's row says of it would change: a healthy webhook's fast success
+        # (nearly every attempt) writes nothing more.
+        fast = outcome.succeeded and outcome.duration_ms < settings.WEBHOOK_SLOW_SECONDS * 1000
+        failing_changes = outcome.succeeded == (delivery.webhook.failing_since is not None)
+        slow_changes = fast == (delivery.webhook.slow_since is not None)
+        if ours and (failing_changes or slow_changes):
+            since = _params(Webhook, failing_since=attempted_at)[0]
+            cursor.execute(
+                _HEALTH_SQL, [outcome.succeeded, since, fast, since, _params(Webhook, id=delivery.webhook_id)[0]]
+            )
     given_up = bool(ours) and status == DeliveryStatus.FAILED
     attempt_observed(
         event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
@@ -315,14 +403,19 @@ def webhook_deactivate_gone(*, webhook_id) -> None:
 
 
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
+    """Claim, send, record (the task then hands the webhook's turn over: deliveries_unpark)."""
     delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
     if delivery is None:
         return None
     number = delivery.attempt_count + 1
-    with keeper.holding(delivery.pk, delivery.attempt_count):
-        attempted_at = timezone.now()
-        outcome = delivery_send(delivery)
-        recorded = delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+    try:
+        with keeper.holding(delivery.pk, delivery.attempt_count):
+            attempted_at = timezone.now()
+            outcome = delivery_send(delivery)
+            recorded = delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+    finally:
+        if delivery.holds_slow_slot:
+            slow_slots.give_back()
     _attempt_log(delivery=delivery, number=number, outcome=outcome, status=recorded.status)
     return recorded
 

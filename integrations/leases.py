@@ -27,6 +27,12 @@ def lease_seconds() -> float:
     return settings.WEBHOOK_LEASE
 
 
+def longest_attempt() -> float:
+    """No attempt is kept alive past this (the task's hard limit on a prefork pool; a thread pool has no
+    time limits, so an attempt stuck where no timeout reaches stops being renewed and is taken over)."""
+    return settings.WEBHOOK_TIMEOUT * 2 + 15
+
+
 def deliveries_lease_renew(held: dict) -> list:
     """Push the lease of each held delivery (id -> the attempt it was claimed for) forward.
 
@@ -55,6 +61,7 @@ class LeaseKeeper:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._held: dict = {}
+        self._since: dict = {}  # when each held attempt began
         self._thread: threading.Thread | None = None
 
     @contextmanager
@@ -63,11 +70,19 @@ class LeaseKeeper:
         self._start()
         with self._lock:
             self._held[delivery_id] = attempt_count
+            self._since[delivery_id] = time.monotonic()
         try:
             yield
         finally:
             with self._lock:
                 self._held.pop(delivery_id, None)
+                self._since.pop(delivery_id, None)
+
+    def renewable(self) -> dict:
+        """The held attempts to keep alive: those that began less than longest_attempt() ago."""
+        now = time.monotonic()
+        with self._lock:
+            return {pk: count for pk, count in self._held.items() if now - self._since[pk] < longest_attempt()}
 
     def _start(self) -> None:
         if self._pid != os.getpid():
@@ -79,8 +94,7 @@ class LeaseKeeper:
     def _run(self) -> None:
         while True:
             time.sleep(lease_seconds() / 3)
-            with self._lock:
-                held = dict(self._held)
+            held = self.renewable()
             try:
                 if held:
                     deliveries_lease_renew(held)

@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from helpdesk.feeds import WrittenOnce
 from helpdesk.models import Organization
@@ -106,6 +107,8 @@ class Webhook(models.Model):
     deactivation_reason = models.CharField("motivo da desativação", max_length=200, blank=True, editable=False)
     # The first failed attempt since the last successful one; null while deliveries succeed.
     failing_since = models.DateTimeField("falhando desde", null=True, blank=True, editable=False)
+    # Since its attempts fail or take WEBHOOK_SLOW_SECONDS or more; null while it answers fast.
+    slow_since = models.DateTimeField("lento desde", null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "webhook"
@@ -185,6 +188,8 @@ class WebhookDelivery(models.Model):
     attempt_count = models.PositiveSmallIntegerField("tentativas", default=0)
     next_attempt_at = models.DateTimeField("próxima tentativa em", null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Waiting for its turn: its webhook had WEBHOOK_MAX_IN_FLIGHT attempts running (integrations/delivery.py).
+    parked_at = models.DateTimeField("aguardando a vez desde", null=True, blank=True, editable=False)
     last_attempt_at = models.DateTimeField("última tentativa em", null=True, blank=True)
     created_at = models.DateTimeField("criada em", auto_now_add=True)
     updated_at = models.DateTimeField("atualizada em", auto_now=True)
@@ -197,6 +202,13 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
             models.Index(fields=["status", "lease_expires_at"], name="delivery_lease"),
             models.Index(fields=["webhook", "-created_at"], name="delivery_webhook_newest"),
+            # A webhook's attempts in flight (its cap) and its deliveries waiting for their turn.
+            models.Index(
+                fields=["webhook"], condition=Q(status=DeliveryStatus.SENDING), name="delivery_webhook_sending"
+            ),
+            models.Index(
+                fields=["webhook", "parked_at"], condition=Q(parked_at__isnull=False), name="delivery_webhook_parked"
+            ),
         ]
 
     def __str__(self) -> str:

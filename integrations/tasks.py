@@ -5,7 +5,13 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from integrations.delivery import DISPATCH_BATCH, deliveries_claim_due, deliveries_mark_due, delivery_attempt
+from integrations.delivery import (
+    DISPATCH_BATCH,
+    deliveries_claim_due,
+    deliveries_mark_due,
+    deliveries_unpark,
+    delivery_attempt,
+)
 from integrations.health import webhooks_deactivate_failing
 from integrations.idempotency import idempotency_purge_expired
 from integrations.retention import events_purge_expired
@@ -24,7 +30,20 @@ logger = logging.getLogger(__name__)
     time_limit=settings.WEBHOOK_TIMEOUT * 2 + 15,
 )
 def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
-    delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
+    delivery = delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
+    if delivery is not None:
+        hand_over(delivery.webhook_id)
+
+
+def hand_over(webhook_id) -> None:
+    """The turn an attempt held goes to its webhook's oldest parked delivery, queued at once."""
+    try:
+        waiting = deliveries_unpark(webhook_id=webhook_id)
+    except Exception:  # the dispatcher takes parked deliveries anyway, PARKED_RECHECK later
+        logger.warning("could not hand webhook %s's turn over", webhook_id, exc_info=True)
+        return
+    if waiting:
+        deliveries_enqueue(waiting)
 
 
 @shared_task(name="integrations.dispatch_due_deliveries", ignore_result=True)

@@ -214,3 +214,19 @@ def test_the_keeper_thread_of_a_forked_child_is_its_own(monkeypatch):
         assert keeper._held == {"child": 0}
 
     assert started == ["webhook-leases"]
+
+
+def test_an_attempt_stuck_past_the_longest_one_is_no_longer_kept_alive(monkeypatch, settings):
+    """A thread pool has no time limit: an attempt stuck where no timeout reaches stops renewing its lease,
+    so the dispatcher takes the delivery over once the lease runs out."""
+    settings.WEBHOOK_TIMEOUT = 10.0
+    keeper = LeaseKeeper()
+    monkeypatch.setattr("integrations.leases.LeaseKeeper._start", lambda self: None)
+    clock = [1000.0]
+    monkeypatch.setattr("integrations.leases.time.monotonic", lambda: clock[0])
+
+    with keeper.holding("stuck", 0), keeper.holding("also", 1):
+        clock[0] += 34.0
+        assert keeper.renewable() == {"stuck": 0, "also": 1}
+        clock[0] += 1.0  # 35 s: WEBHOOK_TIMEOUT * 2 + 15
+        assert keeper.renewable() == {}

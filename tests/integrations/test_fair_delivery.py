@@ -1,0 +1,220 @@
+"""Fair, isolated delivery: one webhook's slowness or failure costs only that webhook.
+
+At most WEBHOOK_MAX_IN_FLIGHT attempts of one webhook run at a time; the others wait their turn
+(parked) and are queued the moment one ends. A webhook whose attempts fail or take WEBHOOK_SLOW_SECONDS
+or more is slow, and slow webhooks share at most WEBHOOK_SLOW_SHARE of a worker's slots. Nothing is lost
+on the way: the dispatcher takes parked deliveries too. The end-to-end proof with real processes is
+tests/e2e/test_noisy_neighbour.py; the exact count under concurrent claims on PostgreSQL is here too.
+"""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+from integrations import delivery as delivery_module
+from integrations import tasks
+from integrations.delivery import (
+    AttemptOutcome,
+    deliveries_claim_due,
+    deliveries_unpark,
+    delivery_claim,
+    delivery_record,
+    slow_slots,
+)
+from integrations.models import DeliveryStatus, Webhook, WebhookDelivery
+from tests.factories import make_organization, make_test_delivery, make_webhook
+from tests.integrations.test_webhook_delivery import stored
+
+pytestmark = pytest.mark.usefixtures("queued")
+
+
+@pytest.fixture(autouse=True)
+def delivery_settings(settings):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    settings.WEBHOOK_MAX_IN_FLIGHT = 2
+    settings.WEBHOOK_SLOW_SECONDS = 2.0
+    settings.CELERY_WORKER_CONCURRENCY = 4
+    settings.WEBHOOK_SLOW_SHARE = 0.5
+    settings.WEBHOOK_REQUEUE_AFTER = 60.0
+
+
+@pytest.fixture(autouse=True)
+def _free_slow_slots():
+    slow_slots._taken = 0
+    yield
+    slow_slots._taken = 0
+
+
+def webhook_of(organization, name="ERP") -> Webhook:
+    return make_webhook(organization, name=name, url=f"http://127.0.0.1:9/{name}")
+
+
+def claim(delivery: WebhookDelivery):
+    return delivery_claim(delivery_id=delivery.pk, expected_attempts=delivery.attempt_count)
+
+
+def finish(claimed, *, status=200, duration_ms=15) -> WebhookDelivery:
+    return delivery_record(delivery=claimed, outcome=AttemptOutcome(status, duration_ms), attempted_at=timezone.now())
+
+
+def test_at_most_max_in_flight_attempts_of_one_webhook_run_at_a_time(organization):
+    webhook = webhook_of(organization)
+    deliveries = [make_test_delivery(webhook) for _ in range(4)]
+    other = make_test_delivery(webhook_of(organization, "CRM"))
+
+    claimed = [claim(delivery) for delivery in deliveries]
+
+    assert [row is not None for row in claimed] == [True, True, False, False]
+    for parked in deliveries[2:]:
+        row = stored(parked)
+        assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 0)
+        assert row.parked_at is not None
+        assert row.next_attempt_at > timezone.now() + timedelta(seconds=25)  # the safety net, not a retry
+    assert claim(other) is not None  # another webhook is not held by this one
+
+
+def test_the_end_of_an_attempt_hands_its_turn_to_the_oldest_parked_delivery(organization):
+    webhook = webhook_of(organization)
+    first, second, waiting, last = (make_test_delivery(webhook) for _ in range(4))
+    running = [claim(first), claim(second)]
+    assert claim(waiting) is None and claim(last) is None
+
+    finish(running[0])
+    handed = deliveries_unpark(webhook_id=webhook.pk)
+
+    assert handed == [(waiting.pk, 0)]
+    assert stored(waiting).parked_at is None
+    assert claim(waiting) is not None
+    assert claim(last) is None  # the cap holds: second and waiting are running
+    assert deliveries_unpark(webhook_id=webhook_of(organization, "Sem fila").pk) == []
+
+
+def test_the_task_hands_the_turn_over_when_its_attempt_ends(organization, queued, monkeypatch):
+    webhook = webhook_of(organization)
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(200, 10))
+    mine, other = make_test_delivery(webhook), make_test_delivery(webhook)
+    claim(other)  # another attempt of the webhook is running
+    waiting = make_test_delivery(webhook)
+    claim(mine)
+    assert claim(waiting) is None
+    WebhookDelivery.objects.filter(pk=mine.pk).update(status=DeliveryStatus.PENDING, lease_expires_at=None)
+    queued.clear()
+
+    tasks.deliver_webhook(str(mine.pk), 0)
+
+    assert stored(mine).status == DeliveryStatus.SUCCEEDED
+    assert queued == [[str(waiting.pk), 0]]
+
+
+def test_a_parked_delivery_is_never_lost_the_dispatcher_takes_it_after_the_safety_net(organization):
+    webhook = webhook_of(organization)
+    running = [claim(make_test_delivery(webhook)) for _ in range(2)]
+    parked = make_test_delivery(webhook)
+    assert claim(parked) is None
+    assert all(running)
+
+    assert (parked.pk, 0) not in deliveries_claim_due()
+    WebhookDelivery.objects.filter(pk=parked.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+
+    assert (parked.pk, 0) in deliveries_claim_due()
+
+
+def test_slow_webhooks_take_at_most_their_share_of_the_workers_slots(organization):
+    slow = [webhook_of(organization, f"Lento {n}") for n in range(3)]
+    Webhook.objects.filter(pk__in=[webhook.pk for webhook in slow]).update(slow_since=timezone.now())
+    healthy = webhook_of(organization, "Saudável")
+    deliveries = [make_test_delivery(webhook) for webhook in slow]
+
+    claimed = [claim(delivery) for delivery in deliveries]
+
+    assert [row is not None for row in claimed] == [True, True, False]  # 4 slots x 0.5
+    assert stored(deliveries[2]).parked_at is not None
+    assert claim(make_test_delivery(healthy)) is not None  # healthy webhooks keep the rest
+    assert claim(make_test_delivery(healthy)) is not None
+    slow_slots.give_back()  # an attempt of a slow webhook ended
+    assert claim(stored(deliveries[2])) is not None
+
+
+@pytest.mark.parametrize(
+    ("status", "duration_ms", "slow", "failing"),
+    [
+        (200, 15, False, False),
+        (200, 2500, True, False),
+        (500, 15, True, True),
+        (None, 10000, True, True),
+    ],
+    ids=["fast-success", "slow-success", "error", "timeout"],
+)
+def test_an_attempt_tells_whether_its_webhook_is_slow(organization, status, duration_ms, slow, failing):
+    webhook = webhook_of(organization)
+
+    finish(claim(make_test_delivery(webhook)), status=status, duration_ms=duration_ms)
+
+    row = Webhook.objects.get(pk=webhook.pk)
+    assert (row.slow_since is not None, row.failing_since is not None) == (slow, failing)
+
+
+def test_a_fast_success_makes_a_slow_webhook_healthy_again(organization):
+    webhook = webhook_of(organization)
+    finish(claim(make_test_delivery(webhook)), duration_ms=9000)
+    assert Webhook.objects.get(pk=webhook.pk).slow_since is not None
+
+    finish(claim(make_test_delivery(webhook)), duration_ms=20)
+
+    assert Webhook.objects.get(pk=webhook.pk).slow_since is None
+
+
+def test_an_inactive_webhooks_delivery_is_cancelled_not_parked(organization):
+    webhook = webhook_of(organization)
+    delivery = make_test_delivery(webhook)
+    Webhook.objects.filter(pk=webhook.pk).update(is_active=False)
+
+    assert claim(delivery) is None
+    row = stored(delivery)
+    assert (row.status, row.parked_at) == (DeliveryStatus.CANCELLED, None)
+
+
+def test_a_stale_message_of_a_parked_delivery_parks_nothing_more(organization):
+    webhook = webhook_of(organization)
+    done = make_test_delivery(webhook)
+    finish(claim(done))
+    [claim(make_test_delivery(webhook)) for _ in range(2)]
+
+    assert delivery_claim(delivery_id=done.pk, expected_attempts=0) is None
+
+    row = stored(done)
+    assert (row.status, row.parked_at, row.next_attempt_at) == (DeliveryStatus.SUCCEEDED, None, None)
+
+
+@pytest.mark.parametrize("threads", [12])
+def test_concurrent_claims_of_one_webhook_never_pass_the_cap(postgres_only, settings, threads):
+    """Twelve workers claim twelve deliveries of one webhook at once: exactly WEBHOOK_MAX_IN_FLIGHT win."""
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    organization = make_organization("Concorrência")
+    webhook = webhook_of(organization)
+    deliveries = [make_test_delivery(webhook) for _ in range(threads)]
+    barrier = threading.Barrier(threads)
+    results, errors = [], []
+
+    def worker(delivery):
+        try:
+            barrier.wait()
+            results.append(claim(delivery) is not None)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(repr(error))
+        finally:
+            connections.close_all()
+
+    running = [threading.Thread(target=worker, args=(delivery,)) for delivery in deliveries]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join(timeout=60)
+
+    assert errors == []
+    assert results.count(True) == settings.WEBHOOK_MAX_IN_FLIGHT
+    assert WebhookDelivery.objects.filter(webhook=webhook, status=DeliveryStatus.SENDING).count() == 2
+    assert WebhookDelivery.objects.filter(webhook=webhook, parked_at__isnull=False).count() == threads - 2
