@@ -132,11 +132,13 @@ class WebhookAdmin(PublicApiAdmin):
     list_filter = ["is_active"]
     search_fields = ["name", "url"]
     actions = ["regenerate_secrets", "activate"]
-    readonly_fields = ["deactivated_at", "deactivation_reason"]
+    readonly_fields = ["deactivated_at", "deactivation_reason", "failing_since", "slow_since"]
 
     def get_fields(self, request, obj=None):
         fields = ["name", "url", "events", "is_active"]
-        return fields if obj is None else [*fields, "regenerate_secret", "deactivated_at", "deactivation_reason"]
+        if obj is None:
+            return fields
+        return [*fields, "regenerate_secret", "deactivated_at", "deactivation_reason", "failing_since", "slow_since"]
 
     def has_delete_permission(self, request, obj=None):
         return self.has_change_permission(request, obj)
