@@ -1,12 +1,14 @@
 """Write a burst of webhook events with the product's outbox service, while no worker runs.
 
 Run by bench/run.py with the product's settings (one process per part):
-    python -m bench.burst --tickets ids.json --count N [--part I --parts P]
+    python -m bench.burst --tickets ids.json --count N [--part I --parts P] [--webhooks ids.json]
 
 Each part first makes one real agent public reply (tickets.services) and then
 writes the rest of its share with integrations.events.event_emit, the service
 that writes an event and its delivery rows and queues the delivery tasks on
-commit, reusing the real reply's payload: what the worker then sends is what
+commit, reusing the real reply's payload, each event for one of the webhooks
+named in --webhooks in turn (several partners, as on a real installation; one
+webhook's attempts in flight are capped): what the worker then sends is what
 an agent's reply sends. A whole agent reply costs three times as much to write
 on a 2-core machine, which would not fit the ten minutes of `make bench`; when
 event_emit is not there (or takes other arguments) every event is a real agent
@@ -43,6 +45,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--part", type=int, default=0)
     parser.add_argument("--parts", type=int, default=1)
+    parser.add_argument("--webhooks", help="a JSON list of webhook ids; each event goes to one, in turn")
     options = parser.parse_args()
 
     from helpdesk.models import Agent
@@ -76,9 +79,22 @@ def main() -> None:
         print("agent replies (tickets.services.reply_create_by_agent)")
         return
     data = template["data"]
-    for _ in numbers[1:]:
-        event_emit(organization=organization, kind=template["evento"], data_builder=lambda: data)
+    targets = _webhooks(options.webhooks)
+    for n in numbers[1:]:
+        chosen = {"webhooks": [targets[n % len(targets)]]} if targets else {}
+        event_emit(organization=organization, kind=template["evento"], data_builder=lambda: data, **chosen)
     print("outbox service (integrations.events.event_emit) with a real reply's payload")
+
+
+def _webhooks(path: str | None) -> list:
+    if not path:
+        return []
+    from integrations.models import Webhook
+
+    with open(path) as handle:
+        ids = json.load(handle)
+    found = {str(webhook.pk): webhook for webhook in Webhook.objects.filter(pk__in=ids)}
+    return [found[webhook_id] for webhook_id in ids]
 
 
 if __name__ == "__main__":

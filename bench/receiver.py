@@ -2,12 +2,15 @@
 
     python -m bench.receiver --port P
 
-POST (any path): records (arrival unix time, X-Service-Delivery, event id, event criado_em).
+POST (any path): records (arrival unix time, X-Service-Delivery, event id, event criado_em, path).
+POST /slow/<seconds>/...: the same, answered after that many seconds (a slow partner; past the
+service's WEBHOOK_TIMEOUT, one that times out).
 GET /_records?since=N: the records from index N on, as a JSON array.
 GET /_count: {"count": N}.
 """
 
 import argparse
+import contextlib
 import json
 import threading
 import time
@@ -33,7 +36,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             event_id = created = None
         with _lock:
-            _records.append((arrived, self.headers.get("X-Service-Delivery"), event_id, created))
+            _records.append((arrived, self.headers.get("X-Service-Delivery"), event_id, created, self.path))
+        parts = self.path.split("/")
+        if len(parts) > 2 and parts[1] == "slow":
+            time.sleep(float(parts[2]))
         self._answer(b'{"ok":true}')
 
     def do_GET(self):
@@ -53,7 +59,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
-        self.wfile.write(payload)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the service gave up waiting
+            self.wfile.write(payload)
 
     def log_message(self, *args):
         pass

@@ -165,7 +165,57 @@ def checks(results: dict) -> list[Check]:
             drain is not None and drain < WEBHOOK_DRAIN_MAX_S,
         )
     )
+    found += _neighbour_checks(results.get("neighbours") or {})
     return found
+
+
+NEIGHBOUR_P95_MAX_S = 1.0
+API_BURST_RATIO_MAX = 2.0
+
+
+def _neighbour_checks(neighbours: dict) -> list[Check]:
+    noisy, api = neighbours.get("noisy_neighbour") or {}, neighbours.get("api_burst") or {}
+    p95, ratio = noisy.get("healthy_lag_p95_s"), api.get("p95_ratio")
+    return [
+        Check(
+            "healthy partner's webhook lag p95 beside a slow and a timing-out one",
+            fmt(p95, 3, " s"),
+            f"< {NEIGHBOUR_P95_MAX_S:g} s",
+            p95 is not None and p95 < NEIGHBOUR_P95_MAX_S,
+        ),
+        Check(
+            "a quiet organization's list p95 beside another's burst (its whole rate limit), ratio",
+            fmt(ratio, 2),
+            f"<= {API_BURST_RATIO_MAX:g}x",
+            ratio is not None and ratio <= API_BURST_RATIO_MAX,
+        ),
+    ]
+
+
+def _neighbours(results: dict) -> tuple[list[str], list[list[str]]]:
+    neighbours = results.get("neighbours") or {}
+    noisy, api = neighbours.get("noisy_neighbour") or {}, neighbours.get("api_burst") or {}
+    body = [
+        [
+            f"healthy partner: {noisy.get('healthy_replies', 0)} replies at 4/s, event -> receiver p50 / p95 / max",
+            " / ".join(
+                fmt(noisy.get(k), 3, " s") for k in ("healthy_lag_p50_s", "healthy_lag_p95_s", "healthy_lag_max_s")
+            ),
+        ],
+        [
+            f"slow partner (9 s answers): {noisy.get('backlog', 0)} deliveries reached its receiver in",
+            fmt(noisy.get("slow_drain_s"), 0, " s"),
+        ],
+        [
+            f"timing-out partner: {noisy.get('backlog', 0)} deliveries reached its receiver in",
+            fmt(noisy.get("timing_out_drain_s"), 0, " s"),
+        ],
+        [
+            f"quiet organization's list p95 alone / beside a burst of {api.get('burst_requests', 0)}",
+            f"{fmt(api.get('quiet_p95_alone_ms'), 1, ' ms')} / {fmt(api.get('quiet_p95_beside_burst_ms'), 1, ' ms')}",
+        ],
+    ]
+    return ["many tenants", "value"], body
 
 
 def _not_drained(burst: dict) -> str:
@@ -292,6 +342,7 @@ def _sections(results: dict, found: list[Check]) -> list[tuple[str, list[str], l
         ("Endpoints: product vs bare reference, 1,000 seeded tickets", *table_rows(results), [NOTES]),
         ("busca, 16 connections", *_busca(results), [page_note]),
         ("Webhooks", *_webhooks(results), []),
+        ("Many tenants: a slow partner, a burst", *_neighbours(results), []),
         (
             "Targets",
             ["target", "value", "limit", "result"],

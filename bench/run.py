@@ -31,6 +31,7 @@ import psycopg
 
 from bench import report
 from bench.loadgen import Client, Endpoint, StatementCounter, run_wrk, sql_per_request
+from bench.neighbours import api_burst, noisy_neighbour
 from bench.stack import (
     ROOT,
     STARTED,
@@ -59,6 +60,9 @@ ROLES = {
 UNLIMITED = "1000000000/m"
 CONNECTIONS = (16, 64)
 BULK_TICKETS = 100_000
+# The 5,000-event burst goes to this many webhooks in turn: one webhook's attempts in flight are capped
+# (WEBHOOK_MAX_IN_FLIGHT), so a single one measures its cap, not the service.
+BURST_WEBHOOKS = 8
 OUT_DIR = ROOT / "var" / "bench"
 # Settings the bench sets itself; the rest of the environment (WEB_CONCURRENCY, ...) passes through.
 OWN_VARIABLES = {
@@ -423,6 +427,9 @@ class Bench:
         )
         ticket_file = self.workdir / "burst-tickets.json"
         ticket_file.write_text(json.dumps(ids[400:]))
+        webhooks_file = self.workdir / "burst-webhooks.json"
+        webhooks_file.write_text(json.dumps([data["data"]["id"], *self.more_webhooks(token, BURST_WEBHOOKS - 1)]))
+        log(f"  burst: {self.options.burst} events over {BURST_WEBHOOKS} webhooks (their receivers on one server)")
         burst_result = burst(
             supervisor=self.supervisor,
             start_worker=self.start_worker,
@@ -431,6 +438,7 @@ class Bench:
             ticket_file=ticket_file,
             count=self.options.burst,
             drain_cap=self.options.drain_cap,
+            webhooks_file=webhooks_file,
         )
         if burst_result["drained"]:
             log(
@@ -443,6 +451,29 @@ class Bench:
                 f"in {burst_result['drain_cap_seconds']:g} s"
             )
         return {"steady": steady_result, "burst": burst_result}
+
+    def neighbours(self) -> dict:
+        log("many tenants: a slow and a timing-out partner beside a healthy one; one organization's API burst")
+        return {
+            "noisy_neighbour": noisy_neighbour(python=self.python, web_port=self.web_port, receiver=self.receiver),
+            "api_burst": api_burst(python=self.python, web_port=self.web_port),
+        }
+
+    def more_webhooks(self, token: str, count: int) -> list[str]:
+        """`count` more webhooks of the organization (their own paths on the receiver), as other partners."""
+        client, ids = Client(self.web_port), []
+        for n in range(count):
+            status, data = client.request(
+                "POST",
+                "/api/webhooks",
+                {"nome": f"Bench {n}", "url": f"{self.receiver.url}/{n}", "eventos": ["ticket.resposta_publica"]},
+                token=token,
+            )
+            if status not in (200, 201):
+                raise RuntimeError(f"creating a webhook answered {status}: {data}")
+            ids.append(data["data"]["id"])
+        client.close()
+        return ids
 
     def busca_100k(self, rows: list[dict]) -> tuple[list[dict], dict]:
         by_key = {(row["key"], row["connections"]): row for row in rows}
@@ -498,6 +529,7 @@ class Bench:
         rows = self.load()
         sql, sql_detail = self.count_sql()
         hooks = self.webhooks()
+        neighbours = self.neighbours()
         busca, ratios = self.busca_100k(rows)
         return {
             "meta": {
@@ -523,6 +555,7 @@ class Bench:
             "busca": busca,
             "ratios": ratios,
             "webhooks": hooks,
+            "neighbours": neighbours,
         }
 
 

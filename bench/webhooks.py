@@ -69,7 +69,9 @@ def steady(
     except RuntimeError:
         log(f"  only {receiver.count() - base} of {expected} steady deliveries arrived in 60 s")
     records = receiver.records(base)
-    latencies = [arrived - datetime.fromisoformat(created).timestamp() for arrived, _, _, created in records if created]
+    latencies = [
+        arrived - datetime.fromisoformat(created).timestamp() for arrived, _, _, created, _ in records if created
+    ]
     result = {
         "rate": rate,
         "seconds": seconds,
@@ -88,7 +90,15 @@ def steady(
 
 
 def burst(
-    *, supervisor, start_worker, env: dict, receiver: Receiver, ticket_file, count: int, drain_cap: float
+    *,
+    supervisor,
+    start_worker,
+    env: dict,
+    receiver: Receiver,
+    ticket_file,
+    count: int,
+    drain_cap: float,
+    webhooks_file=None,
 ) -> dict:
     """Worker stopped, `count` events written and queued, worker started: time until all arrived."""
     supervisor.stop("worker")
@@ -110,6 +120,7 @@ def burst(
                 str(part),
                 "--parts",
                 str(parts),
+                *(["--webhooks", str(webhooks_file)] if webhooks_file else []),
             ],
             env=env,
             cwd=ROOT,
@@ -135,13 +146,13 @@ def burst(
     records: list = []
     while time.monotonic() < deadline:
         records += receiver.records(base + len(records))
-        unique = {delivery for _, delivery, _, _ in records}
+        unique = {delivery for _, delivery, _, _, _ in records}
         if len(unique) >= count:
             break
         if records and time.time() - records[0][0] > drain_cap:
             break
         time.sleep(0.25)
-    arrivals = sorted(arrived for arrived, _, _, _ in records)
+    arrivals = sorted(arrived for arrived, _, _, _, _ in records)
     drained = len(unique) >= count
     first, last = (arrivals[0], arrivals[-1]) if arrivals else (None, None)
     drain_s = (last - first) if arrivals else None

@@ -184,13 +184,10 @@ else:
 # config/celery.py manages the database connections of tasks as Django does those of requests;
 # Celery's Django fixup must not close them around every task.
 CELERY_DB_REUSE_MAX = 2**31
-# The worker's tasks are almost all webhook attempts, which wait on a receiver (up to WEBHOOK_TIMEOUT)
-# far longer than they compute: a pool of threads, so a slow receiver holds a thread, not a process,
-# and one worker has enough slots for every partner (docs/decisions.md, "Fair, isolated delivery").
-CELERY_WORKER_POOL = env.str("CELERY_POOL", default="threads")
-CELERY_WORKER_CONCURRENCY = env.int(
-    "CELERY_CONCURRENCY", default=16 if CELERY_WORKER_POOL == "threads" else (os.cpu_count() or 1) + 1
-)
+# Worker processes: one more than the cores, so one waiting on the database does not leave a core idle
+# (measured best on 2 cores by `make bench`). Webhook attempts, which wait on receivers far longer than
+# they compute, run on threads of each process (WEBHOOK_SEND_THREADS, integrations/tasks.py).
+CELERY_WORKER_CONCURRENCY = env.int("CELERY_CONCURRENCY", default=(os.cpu_count() or 1) + 1)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -388,11 +385,13 @@ WEBHOOK_REQUEUE_AFTER = env.float("WEBHOOK_REQUEUE_AFTER", default=10.0)
 # Seconds a claimed delivery stays claimed without its worker renewing it (integrations/leases.py):
 # how long a worker that died holds the deliveries it was sending.
 WEBHOOK_LEASE = env.float("WEBHOOK_LEASE", default=6.0)
-# Fair delivery (integrations/delivery.py): at most this many attempts of one webhook at a time; the
-# rest wait their turn (parked) and go as soon as one ends.
+# Fair delivery (docs/decisions.md): each worker process sends this many attempts at once, on threads (a
+# receiver's wait holds a thread, not a process); at most WEBHOOK_MAX_IN_FLIGHT attempts of one webhook run
+# at a time, the rest wait their turn (parked) and go as soon as one ends.
+WEBHOOK_SEND_THREADS = env.int("WEBHOOK_SEND_THREADS", default=8)
 WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=2)
 # A webhook whose last attempt failed or took at least this long is slow: its attempts may take at
-# most WEBHOOK_SLOW_SHARE of a worker's slots, the rest stay for the healthy ones.
+# most WEBHOOK_SLOW_SHARE of a worker process's send threads, the rest stay for the healthy ones.
 WEBHOOK_SLOW_SECONDS = env.float("WEBHOOK_SLOW_SECONDS", default=2.0)
 WEBHOOK_SLOW_SHARE = env.float("WEBHOOK_SLOW_SHARE", default=0.5)
 

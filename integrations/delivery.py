@@ -114,15 +114,15 @@ def _params(model, **values) -> list:
 
 
 class SlowSlots:
-    """The slots of this worker process that slow webhooks may take: WEBHOOK_SLOW_SHARE of its pool.
-    Per process, so no row is contended: every worker keeps the rest of its slots for healthy webhooks."""
+    """The send threads of this worker process that slow webhooks may take: WEBHOOK_SLOW_SHARE of them.
+    Per process, so no row is contended: every worker process keeps the rest for healthy webhooks."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._taken = 0
 
     def limit(self) -> int:
-        return max(1, int(settings.CELERY_WORKER_CONCURRENCY * settings.WEBHOOK_SLOW_SHARE))
+        return max(1, int(settings.WEBHOOK_SEND_THREADS * settings.WEBHOOK_SLOW_SHARE))
 
     def take(self) -> bool:
         with self._lock:
@@ -405,8 +405,11 @@ def webhook_deactivate_gone(*, webhook_id) -> None:
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
     """Claim, send, record (the task then hands the webhook's turn over: deliveries_unpark)."""
     delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
-    if delivery is None:
-        return None
+    return delivery_attempt_claimed(delivery) if delivery is not None else None
+
+
+def delivery_attempt_claimed(delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a claimed delivery and record the attempt; its lease is renewed meanwhile, its slow slot given back."""
     number = delivery.attempt_count + 1
     try:
         with keeper.holding(delivery.pk, delivery.attempt_count):

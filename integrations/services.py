@@ -137,10 +137,11 @@ def webhook_update(
     if is_active is not None:
         cleaned["is_active"] = is_active
     if is_active is not None and is_active != webhook.is_active:
-        # Turned on again: a fresh start, no old failure streak. Turned off by hand: said so.
+        # Turned on again: a fresh start, no old failure streak nor slowness. Turned off by hand: said so.
         cleaned["deactivated_at"] = None if is_active else timezone.now()
         cleaned["deactivation_reason"] = "" if is_active else MANUAL_DEACTIVATION_REASON
         cleaned["failing_since"] = None
+        cleaned["slow_since"] = None
     if regenerate_secret:
         cleaned["previous_secret"] = webhook.secret
         cleaned["previous_secret_expires_at"] = timezone.now() + PREVIOUS_SECRET_GRACE

@@ -1,8 +1,12 @@
 """Celery tasks, and queueing them: fetch by id, call a service. Safe to run twice."""
 
 import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from celery import shared_task
+from celery.signals import worker_process_init, worker_process_shutdown
 from django.conf import settings
 
 from integrations.delivery import (
@@ -11,6 +15,8 @@ from integrations.delivery import (
     deliveries_mark_due,
     deliveries_unpark,
     delivery_attempt,
+    delivery_attempt_claimed,
+    delivery_claim,
 )
 from integrations.health import webhooks_deactivate_failing
 from integrations.idempotency import idempotency_purge_expired
@@ -30,9 +36,75 @@ logger = logging.getLogger(__name__)
     time_limit=settings.WEBHOOK_TIMEOUT * 2 + 15,
 )
 def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
-    delivery = delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
-    if delivery is not None:
-        hand_over(delivery.webhook_id)
+    senders.attempt(delivery_id, expected_attempts)
+
+
+class Senders:
+    """The threads on which a worker process sends its attempts (WEBHOOK_SEND_THREADS).
+
+    An attempt mostly waits on the receiver, up to WEBHOOK_TIMEOUT: on a thread, that wait holds
+    neither a process nor a Celery slot. The task claims the delivery in its own process (where the
+    cap and the slow share are counted) and returns once a thread has it; it waits only while all the
+    threads are busy, which is the backpressure. A process that dies with attempts on its threads stops
+    renewing their leases, and the dispatcher sends them again (at least once, as before). Outside a
+    worker's pool (tests, the shell, a `threads` pool whose own threads are the slots), attempts run
+    inline.
+    """
+
+    def __init__(self):
+        self._pid = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._free: threading.BoundedSemaphore | None = None
+
+    def start(self) -> None:
+        """In a prefork child as it starts (worker_process_init)."""
+        self._pid = os.getpid()
+        self._executor = ThreadPoolExecutor(settings.WEBHOOK_SEND_THREADS, thread_name_prefix="webhook-send")
+        self._free = threading.BoundedSemaphore(settings.WEBHOOK_SEND_THREADS)
+
+    def stop(self) -> None:
+        """The attempts in flight end before the process does (a warm shutdown loses none)."""
+        if self._executor is not None and self._pid == os.getpid():
+            self._executor.shutdown(wait=True)
+
+    def attempt(self, delivery_id, expected_attempts: int) -> None:
+        if self._executor is None or self._pid != os.getpid():
+            delivery = delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
+            if delivery is not None:
+                hand_over(delivery.webhook_id)
+            return
+        self._free.acquire()  # a free thread first: the claim then never waits with a lease running
+        try:
+            delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
+            if delivery is not None:
+                self._executor.submit(self._send, delivery)
+        except BaseException:
+            self._free.release()
+            raise
+        if delivery is None:
+            self._free.release()
+
+    def _send(self, delivery) -> None:
+        try:
+            delivery_attempt_claimed(delivery)
+            hand_over(delivery.webhook_id)
+        except Exception:
+            logger.exception("webhook attempt of %s failed on its thread", delivery.pk)
+        finally:
+            self._free.release()
+
+
+senders = Senders()
+
+
+@worker_process_init.connect(dispatch_uid="integrations.senders_start")
+def _start_senders(**kwargs) -> None:
+    senders.start()
+
+
+@worker_process_shutdown.connect(dispatch_uid="integrations.senders_stop")
+def _stop_senders(**kwargs) -> None:
+    senders.stop()
 
 
 def hand_over(webhook_id) -> None:

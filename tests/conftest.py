@@ -36,6 +36,17 @@ def _isolated_cache_and_media(settings, tmp_path):
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _free_slow_slots():
+    """The process's share of send threads for slow webhooks (integrations.delivery.slow_slots) starts
+    free in every test: a test that claims without finishing must not hold a slot into the next."""
+    from integrations.delivery import slow_slots
+
+    slow_slots._taken = 0
+    yield
+    slow_slots._taken = 0
+
+
 @pytest.fixture
 def organization(db):
     return make_organization("Acme")

@@ -65,11 +65,11 @@ def test_the_procfile_runs_gunicorn_with_this_configuration():
     assert "--config gunicorn.conf.py" in web
 
 
-def test_workers_default_to_a_pool_of_16_threads_or_one_process_more_than_the_cores(tmp_path):
-    """Webhook attempts wait on receivers: threads, many of them (docs/decisions.md, "Fair, isolated
-    delivery"); a prefork pool, if an operator asks for one, gets a process more than the cores."""
-    assert (settings.CELERY_WORKER_POOL, settings.CELERY_WORKER_CONCURRENCY) == ("threads", 16)
-    assert settings_under(tmp_path, CELERY_POOL="prefork")["concurrency"] == (os.cpu_count() or 1) + 1
+def test_workers_default_to_one_process_more_than_the_cores_each_sending_on_8_threads():
+    """Webhook attempts wait on receivers: each process sends on threads (docs/decisions.md, "Fair,
+    isolated delivery"), so a slow receiver holds a thread, not a process."""
+    assert (os.cpu_count() or 1) + 1 == settings.CELERY_WORKER_CONCURRENCY
+    assert settings.WEBHOOK_SEND_THREADS == 8
 
 
 def settings_under(tmp_path, **environment) -> dict:

@@ -1,12 +1,13 @@
 """One slow partner never delays the others (issue 18's noisy neighbour), with real processes.
 
-Production's shape: two web processes, two Celery workers with the shipped pool (threads, 16 each),
-beat. Organization B's receiver answers just inside the webhook timeout, organization C's never in
-time; both get a backlog at once (their agents post replies together). Right after, organization A's
-agents post 40 replies at 4 a second to A's healthy receiver. A's reply-to-receiver lag must stay what
-it is on a quiet service (p95 under a second), and every delivery of B and C must still reach their
-receivers. The timeout is 4 s here instead of 10 s, and B answers after 3.5 s instead of 9 s, so the
-test lasts half a minute instead of minutes: the proportions are the issue's.
+Production's shape: two web processes, two Celery workers as shipped (a process more than the cores,
+each sending on 8 threads), beat. Organization B's receiver answers just inside the webhook timeout,
+organization C's never in time; both get a backlog at once (their agents post replies together). Right
+after, organization A's agents post 40 replies at 4 a second to A's healthy receiver. A's
+reply-to-receiver lag must stay what it is on a quiet service (p95 under a second), and every delivery
+of B and C must still reach their receivers. The timeout is 4 s here instead of 10 s, and B answers
+after 3.5 s instead of 9 s, so the test lasts half a minute instead of minutes: the proportions are the
+issue's.
 """
 
 import json

@@ -2,12 +2,13 @@
 
 At most WEBHOOK_MAX_IN_FLIGHT attempts of one webhook run at a time; the others wait their turn
 (parked) and are queued the moment one ends. A webhook whose attempts fail or take WEBHOOK_SLOW_SECONDS
-or more is slow, and slow webhooks share at most WEBHOOK_SLOW_SHARE of a worker's slots. Nothing is lost
+or more is slow, and slow webhooks share at most WEBHOOK_SLOW_SHARE of a worker process's send threads. Nothing is lost
 on the way: the dispatcher takes parked deliveries too. The end-to-end proof with real processes is
 tests/e2e/test_noisy_neighbour.py; the exact count under concurrent claims on PostgreSQL is here too.
 """
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -36,16 +37,9 @@ def delivery_settings(settings):
     settings.WEBHOOK_ALLOW_INSECURE_URLS = True
     settings.WEBHOOK_MAX_IN_FLIGHT = 2
     settings.WEBHOOK_SLOW_SECONDS = 2.0
-    settings.CELERY_WORKER_CONCURRENCY = 4
+    settings.WEBHOOK_SEND_THREADS = 4
     settings.WEBHOOK_SLOW_SHARE = 0.5
     settings.WEBHOOK_REQUEUE_AFTER = 60.0
-
-
-@pytest.fixture(autouse=True)
-def _free_slow_slots():
-    slow_slots._taken = 0
-    yield
-    slow_slots._taken = 0
 
 
 def webhook_of(organization, name="ERP") -> Webhook:
@@ -122,7 +116,7 @@ def test_a_parked_delivery_is_never_lost_the_dispatcher_takes_it_after_the_safet
     assert (parked.pk, 0) in deliveries_claim_due()
 
 
-def test_slow_webhooks_take_at_most_their_share_of_the_workers_slots(organization):
+def test_slow_webhooks_take_at_most_their_share_of_a_worker_process_send_threads(organization):
     slow = [webhook_of(organization, f"Lento {n}") for n in range(3)]
     Webhook.objects.filter(pk__in=[webhook.pk for webhook in slow]).update(slow_since=timezone.now())
     healthy = webhook_of(organization, "Saudável")
@@ -130,7 +124,7 @@ def test_slow_webhooks_take_at_most_their_share_of_the_workers_slots(organizatio
 
     claimed = [claim(delivery) for delivery in deliveries]
 
-    assert [row is not None for row in claimed] == [True, True, False]  # 4 slots x 0.5
+    assert [row is not None for row in claimed] == [True, True, False]  # 4 send threads x 0.5
     assert stored(deliveries[2]).parked_at is not None
     assert claim(make_test_delivery(healthy)) is not None  # healthy webhooks keep the rest
     assert claim(make_test_delivery(healthy)) is not None
@@ -218,3 +212,37 @@ def test_concurrent_claims_of_one_webhook_never_pass_the_cap(postgres_only, sett
     assert results.count(True) == settings.WEBHOOK_MAX_IN_FLIGHT
     assert WebhookDelivery.objects.filter(webhook=webhook, status=DeliveryStatus.SENDING).count() == 2
     assert WebhookDelivery.objects.filter(webhook=webhook, parked_at__isnull=False).count() == threads - 2
+
+
+def test_a_worker_process_sends_on_its_threads_and_waits_only_when_all_are_busy(postgres_only, settings, monkeypatch):
+    """The task returns once a send thread has the attempt (a receiver's wait holds no process); with every
+    thread busy the next task waits for one: the backpressure. PostgreSQL: the threads write at once
+    (the test's in-memory SQLite locks tables between connections)."""
+    settings.WEBHOOK_SEND_THREADS, settings.WEBHOOK_MAX_IN_FLIGHT = 2, 10
+    webhook = webhook_of(make_organization("Threads"))
+    first, second, third = (make_test_delivery(webhook) for _ in range(3))
+    receiver_answers = threading.Event()
+
+    def send(delivery):
+        receiver_answers.wait(10)
+        return AttemptOutcome(200, 5)
+
+    monkeypatch.setattr(delivery_module, "delivery_send", send)
+    senders = tasks.Senders()
+    senders.start()
+    try:
+        started = time.monotonic()
+        senders.attempt(str(first.pk), 0)
+        senders.attempt(str(second.pk), 0)
+        assert time.monotonic() - started < 2  # both returned while their receivers still wait
+        waiting = threading.Thread(target=senders.attempt, args=(str(third.pk), 0))
+        waiting.start()
+        time.sleep(0.5)
+        assert waiting.is_alive()  # both threads busy: the third task waits
+        assert stored(third).status == DeliveryStatus.PENDING
+        receiver_answers.set()
+        waiting.join(10)
+    finally:
+        senders.stop()
+
+    assert [stored(row).status for row in (first, second, third)] == [DeliveryStatus.SUCCEEDED] * 3
