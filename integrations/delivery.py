@@ -70,6 +70,18 @@ def _claimable(now) -> Q:
 
 # The statements every delivery attempt runs (hundreds a second), written out once instead of
 # compiled by the ORM each time: the same SQL on PostgreSQL and SQLite, every value a parameter.
+# A message of a webhook at its cap (most of a backlog's) is parked by one statement, without the lock.
+# A slot freed meanwhile still comes back to it: the attempt that ends hands its turn to the oldest parked
+# delivery, and the dispatcher unparks those of a webhook with nothing in flight.
+_PARK_IF_FULL_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL,
+    parked_at = COALESCE(parked_at, %s), next_attempt_at = %s, updated_at = %s
+WHERE id = %s AND attempt_count = %s
+  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
+  AND (SELECT COUNT(*) FROM integrations_webhookdelivery AS running
+       WHERE running.webhook_id = integrations_webhookdelivery.webhook_id AND running.status = 'enviando'
+         AND running.lease_expires_at > %s AND running.id <> %s) >= %s
+"""
 _ATTEMPT_SQL = """
 INSERT INTO integrations_webhookdeliveryattempt
     (delivery_id, number, attempted_at, status_code, duration_ms, error, response_excerpt, succeeded)
@@ -151,6 +163,23 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
     """
     pk = parse_uuid(delivery_id)
     now = timezone.now()
+    if pk is None or _park_if_full(pk, expected_attempts, now):
+        return None
+    return _claim_locked(pk, expected_attempts, now)
+
+
+def _park_if_full(pk, expected_attempts: int, now) -> bool:
+    values = _params(WebhookDelivery, parked_at=now, next_attempt_at=now + PARKED_RECHECK, updated_at=now, id=pk)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PARK_IF_FULL_SQL,
+            [*values, expected_attempts, values[0], values[0], values[3], settings.WEBHOOK_MAX_IN_FLIGHT],
+        )
+        return cursor.rowcount == 1
+
+
+def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
+    """The exact claim: under the webhook's row lock, the count of its attempts in flight, then the claim."""
     with transaction.atomic():
         webhook = (
             Webhook.objects.select_for_update(of=("self",))
@@ -188,10 +217,11 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
     return delivery
 
 
-# A parked delivery goes as soon as an attempt of its webhook ends; the dispatcher takes it anyway after
-# this long (the end of an attempt that handed nothing over: a crash). Parked for want of a slow slot, it
-# waits for the dispatcher: a slot of this process's slow share is free again within an attempt's time.
-PARKED_RECHECK = timedelta(seconds=30)
+# A parked delivery goes as soon as an attempt of its webhook ends; when its webhook has none in flight
+# (a crash ended the last one before it handed its turn over), the dispatcher takes it after this long.
+# Parked for want of a slow slot, it waits for the dispatcher: a slot of this process's slow share is
+# free again within an attempt's time.
+PARKED_RECHECK = timedelta(seconds=10)
 SLOW_SHARE_RECHECK = timedelta(seconds=2)
 
 
@@ -222,6 +252,40 @@ def deliveries_unpark(*, webhook_id, limit: int = 1) -> list[tuple]:
                 parked_at=None, next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
             )
     return [(d.pk, d.attempt_count) for d in waiting]
+
+
+def delivery_claim_next(*, webhook_id) -> WebhookDelivery | None:
+    """The webhook's oldest parked delivery, claimed for the thread whose attempt just ended: its turn
+    passes on without a trip through the broker. None when nothing waits or the cap is reached again."""
+    waiting = (
+        WebhookDelivery.objects.filter(webhook_id=webhook_id, parked_at__isnull=False, status=DeliveryStatus.PENDING)
+        .order_by("parked_at", "created_at")
+        .values_list("pk", "attempt_count")
+        .first()
+    )
+    if waiting is None:
+        return None
+    return _claim_locked(waiting[0], waiting[1], timezone.now())
+
+
+def deliveries_unpark_stalled(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
+    """Parked deliveries whose webhook has no attempt in flight (its last attempt's process died before
+    handing its turn over): up to the cap of each such webhook, taken to be queued. A webhook with an
+    attempt in flight is left alone: its next turn comes when that attempt ends. O(parked deliveries)."""
+    now = timezone.now()
+    parked = WebhookDelivery.objects.filter(
+        parked_at__isnull=False, status=DeliveryStatus.PENDING, next_attempt_at__lte=now
+    )
+    candidates = set(parked.values_list("webhook_id", flat=True).distinct()[:limit])
+    busy = set(
+        WebhookDelivery.objects.filter(
+            webhook_id__in=candidates, status=DeliveryStatus.SENDING, lease_expires_at__gt=now
+        ).values_list("webhook_id", flat=True)
+    )
+    taken = []
+    for webhook_id in candidates - busy:
+        taken += deliveries_unpark(webhook_id=webhook_id, limit=settings.WEBHOOK_MAX_IN_FLIGHT)
+    return taken
 
 
 @lru_cache(maxsize=4)
@@ -449,7 +513,8 @@ def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
         due = list(
             WebhookDelivery.objects.select_for_update(skip_locked=True)
             .filter(
-                Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+                # Parked deliveries wait for their webhook's turn (deliveries_unpark_stalled, below).
+                Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, parked_at__isnull=True)
                 | Q(status=DeliveryStatus.SENDING, lease_expires_at__lte=now)
             )
             .order_by("next_attempt_at")

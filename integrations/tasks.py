@@ -14,9 +14,10 @@ from integrations.delivery import (
     deliveries_claim_due,
     deliveries_mark_due,
     deliveries_unpark,
-    delivery_attempt,
+    deliveries_unpark_stalled,
     delivery_attempt_claimed,
     delivery_claim,
+    delivery_claim_next,
 )
 from integrations.health import webhooks_deactivate_failing
 from integrations.idempotency import idempotency_purge_expired
@@ -37,6 +38,17 @@ logger = logging.getLogger(__name__)
 )
 def deliver_webhook(delivery_id: str, expected_attempts: int) -> None:
     senders.attempt(delivery_id, expected_attempts)
+
+
+def hand_over(webhook_id) -> None:
+    """The turn an attempt held goes to its webhook's oldest parked delivery, queued."""
+    try:
+        waiting = deliveries_unpark(webhook_id=webhook_id)
+    except Exception:  # the dispatcher unparks a stalled webhook's deliveries anyway
+        logger.warning("could not hand webhook %s's turn over", webhook_id, exc_info=True)
+        return
+    if waiting:
+        deliveries_enqueue(waiting)
 
 
 class Senders:
@@ -69,9 +81,9 @@ class Senders:
 
     def attempt(self, delivery_id, expected_attempts: int) -> None:
         if self._executor is None or self._pid != os.getpid():
-            delivery = delivery_attempt(delivery_id=delivery_id, expected_attempts=expected_attempts)
+            delivery = delivery_claim(delivery_id=delivery_id, expected_attempts=expected_attempts)
             if delivery is not None:
-                hand_over(delivery.webhook_id)
+                send_in_turn(delivery)
             return
         self._free.acquire()  # a free thread first: the claim then never waits with a lease running
         try:
@@ -86,12 +98,28 @@ class Senders:
 
     def _send(self, delivery) -> None:
         try:
-            delivery_attempt_claimed(delivery)
-            hand_over(delivery.webhook_id)
+            send_in_turn(delivery)
         except Exception:
             logger.exception("webhook attempt of %s failed on its thread", delivery.pk)
         finally:
             self._free.release()
+
+
+# After this many turns in a row on one thread, the next goes back through the queue (hand_over), so a
+# long backlog does not keep a thread to itself.
+TURNS_IN_A_ROW = 50
+
+
+def send_in_turn(delivery) -> None:
+    """Send; then the webhook's oldest parked delivery takes the turn on this same thread."""
+    webhook_id = delivery.webhook_id
+    for _turn in range(TURNS_IN_A_ROW):
+        delivery_attempt_claimed(delivery)
+        delivery = delivery_claim_next(webhook_id=webhook_id)
+        if delivery is None:
+            return
+    delivery_attempt_claimed(delivery)
+    hand_over(webhook_id)
 
 
 senders = Senders()
@@ -107,17 +135,6 @@ def _stop_senders(**kwargs) -> None:
     senders.stop()
 
 
-def hand_over(webhook_id) -> None:
-    """The turn an attempt held goes to its webhook's oldest parked delivery, queued at once."""
-    try:
-        waiting = deliveries_unpark(webhook_id=webhook_id)
-    except Exception:  # the dispatcher takes parked deliveries anyway, PARKED_RECHECK later
-        logger.warning("could not hand webhook %s's turn over", webhook_id, exc_info=True)
-        return
-    if waiting:
-        deliveries_enqueue(waiting)
-
-
 @shared_task(name="integrations.dispatch_due_deliveries", ignore_result=True)
 def dispatch_due_deliveries() -> int:
     """Queue every due delivery, a batch at a time: a backlog reaches the workers at once and
@@ -128,7 +145,9 @@ def dispatch_due_deliveries() -> int:
         failed = deliveries_enqueue(due)
         queued += len(due) - failed
         if failed or len(due) < DISPATCH_BATCH:
-            return queued
+            break
+    stalled = deliveries_unpark_stalled()
+    return queued + len(stalled) - deliveries_enqueue(stalled)
 
 
 @shared_task(name="integrations.purge_idempotency_records")

@@ -21,6 +21,7 @@ from integrations.delivery import (
     AttemptOutcome,
     deliveries_claim_due,
     deliveries_unpark,
+    deliveries_unpark_stalled,
     delivery_claim,
     delivery_record,
     slow_slots,
@@ -66,7 +67,7 @@ def test_at_most_max_in_flight_attempts_of_one_webhook_run_at_a_time(organizatio
         row = stored(parked)
         assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 0)
         assert row.parked_at is not None
-        assert row.next_attempt_at > timezone.now() + timedelta(seconds=25)  # the safety net, not a retry
+        assert row.next_attempt_at > timezone.now() + timedelta(seconds=5)  # the safety net, not a retry
     assert claim(other) is not None  # another webhook is not held by this one
 
 
@@ -86,9 +87,12 @@ def test_the_end_of_an_attempt_hands_its_turn_to_the_oldest_parked_delivery(orga
     assert deliveries_unpark(webhook_id=webhook_of(organization, "Sem fila").pk) == []
 
 
-def test_the_task_hands_the_turn_over_when_its_attempt_ends(organization, queued, monkeypatch):
+def test_the_thread_whose_attempt_ends_sends_the_next_parked_delivery_itself(organization, queued, monkeypatch):
     webhook = webhook_of(organization)
-    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(200, 10))
+    sent = []
+    monkeypatch.setattr(
+        delivery_module, "delivery_send", lambda delivery: sent.append(delivery.pk) or AttemptOutcome(200, 10)
+    )
     mine, other = make_test_delivery(webhook), make_test_delivery(webhook)
     claim(other)  # another attempt of the webhook is running
     waiting = make_test_delivery(webhook)
@@ -99,21 +103,42 @@ def test_the_task_hands_the_turn_over_when_its_attempt_ends(organization, queued
 
     tasks.deliver_webhook(str(mine.pk), 0)
 
-    assert stored(mine).status == DeliveryStatus.SUCCEEDED
-    assert queued == [[str(waiting.pk), 0]]
+    assert sent == [mine.pk, waiting.pk]  # the turn passed on, on the same thread, no trip through the broker
+    assert [stored(row).status for row in (mine, waiting)] == [DeliveryStatus.SUCCEEDED] * 2
+    assert queued == []
 
 
-def test_a_parked_delivery_is_never_lost_the_dispatcher_takes_it_after_the_safety_net(organization):
+def test_after_turns_in_a_row_the_next_goes_back_through_the_queue(organization, queued, monkeypatch):
+    monkeypatch.setattr(tasks, "TURNS_IN_A_ROW", 2)
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(200, 10))
+    webhook = webhook_of(organization)
+    first, *parked = (make_test_delivery(webhook) for _ in range(4))
+    WebhookDelivery.objects.filter(pk__in=[row.pk for row in parked]).update(parked_at=timezone.now())
+    queued.clear()
+
+    tasks.deliver_webhook(str(first.pk), 0)
+
+    assert [stored(row).status for row in (first, *parked[:2])] == [DeliveryStatus.SUCCEEDED] * 3
+    assert queued == [[str(parked[2].pk), 0]]
+
+
+def test_a_parked_delivery_is_never_lost_when_its_webhooks_attempts_die(organization):
+    """The dispatcher leaves parked deliveries to their webhook's turns while an attempt is in flight, and
+    unparks them (up to the cap) once none is: the process that ran the last one died."""
     webhook = webhook_of(organization)
     running = [claim(make_test_delivery(webhook)) for _ in range(2)]
     parked = make_test_delivery(webhook)
-    assert claim(parked) is None
-    assert all(running)
-
-    assert (parked.pk, 0) not in deliveries_claim_due()
+    assert claim(parked) is None and all(running)
     WebhookDelivery.objects.filter(pk=parked.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
 
-    assert (parked.pk, 0) in deliveries_claim_due()
+    assert (parked.pk, 0) not in deliveries_claim_due()
+    assert deliveries_unpark_stalled() == []  # its webhook is busy: the next end hands the turn over
+
+    WebhookDelivery.objects.filter(pk__in=[row.pk for row in running]).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert deliveries_unpark_stalled() == [(parked.pk, 0)]
+    assert stored(parked).parked_at is None
 
 
 def test_slow_webhooks_take_at_most_their_share_of_a_worker_process_send_threads(organization):
