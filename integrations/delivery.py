@@ -180,7 +180,7 @@ def _park_if_full(pk, expected_attempts: int, now) -> bool:
 
 def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
     """The exact claim: under the webhook's row lock, the count of its attempts in flight, then the claim."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         webhook = (
             Webhook.objects.select_for_update(of=("self",))
             .filter(deliveries__pk=pk)
@@ -256,16 +256,21 @@ def deliveries_unpark(*, webhook_id, limit: int = 1) -> list[tuple]:
 
 def delivery_claim_next(*, webhook_id) -> WebhookDelivery | None:
     """The webhook's oldest parked delivery, claimed for the thread whose attempt just ended: its turn
-    passes on without a trip through the broker. None when nothing waits or the cap is reached again."""
-    waiting = (
-        WebhookDelivery.objects.filter(webhook_id=webhook_id, parked_at__isnull=False, status=DeliveryStatus.PENDING)
-        .order_by("parked_at", "created_at")
-        .values_list("pk", "attempt_count")
-        .first()
-    )
-    if waiting is None:
-        return None
-    return _claim_locked(waiting[0], waiting[1], timezone.now())
+    passes on without a trip through the broker. None when nothing waits or the cap is reached again.
+    Chosen under the webhook's row lock, so the webhook's two threads never reach for the same one."""
+    now = timezone.now()
+    with transaction.atomic():
+        if not Webhook.objects.select_for_update().filter(pk=webhook_id, is_active=True).exists():
+            return None
+        waiting = (
+            WebhookDelivery.objects.filter(
+                webhook_id=webhook_id, parked_at__isnull=False, status=DeliveryStatus.PENDING
+            )
+            .order_by("parked_at", "created_at")
+            .values_list("pk", "attempt_count")
+            .first()
+        )
+        return _claim_locked(waiting[0], waiting[1], now) if waiting is not None else None
 
 
 def deliveries_unpark_stalled(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
@@ -503,19 +508,24 @@ def _attempt_log(*, delivery: WebhookDelivery, number: int, outcome: AttemptOutc
     )
 
 
-def deliveries_claim_due(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
+def deliveries_claim_due(*, limit: int = DISPATCH_BATCH, first_attempts: bool = True) -> list[tuple]:
     """Due retries, messages that never arrived and leases of dead workers, each queued once.
 
+    A first attempt past its guard is taken only with `first_attempts`: the dispatcher passes False while
+    the broker's queue still holds messages, since its message is most likely one of them (a backlog
+    longer than the guard would otherwise be queued twice, and the copies slow the backlog down more).
     SKIP LOCKED lets several beats or dispatchers run without taking the same rows.
     """
     now = timezone.now()
+    pending = Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, parked_at__isnull=True)
+    if not first_attempts:
+        pending &= Q(attempt_count__gt=0)
     with transaction.atomic():
         due = list(
             WebhookDelivery.objects.select_for_update(skip_locked=True)
             .filter(
                 # Parked deliveries wait for their webhook's turn (deliveries_unpark_stalled, below).
-                Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, parked_at__isnull=True)
-                | Q(status=DeliveryStatus.SENDING, lease_expires_at__lte=now)
+                pending | Q(status=DeliveryStatus.SENDING, lease_expires_at__lte=now)
             )
             .order_by("next_attempt_at")
             .only("id", "attempt_count")[:limit]

@@ -5,7 +5,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from celery import shared_task
+from celery import current_app, shared_task
 from celery.signals import worker_process_init, worker_process_shutdown
 from django.conf import settings
 
@@ -139,9 +139,9 @@ def _stop_senders(**kwargs) -> None:
 def dispatch_due_deliveries() -> int:
     """Queue every due delivery, a batch at a time: a backlog reaches the workers at once and
     drains at their speed. Stops early when the broker refuses (the rows stay due)."""
-    queued = 0
+    queued, first_attempts = 0, _queue_is_empty()
     while True:
-        due = deliveries_claim_due(limit=DISPATCH_BATCH)
+        due = deliveries_claim_due(limit=DISPATCH_BATCH, first_attempts=first_attempts)
         failed = deliveries_enqueue(due)
         queued += len(due) - failed
         if failed or len(due) < DISPATCH_BATCH:
@@ -163,6 +163,17 @@ def purge_expired_events() -> int:
 @shared_task(name="integrations.deactivate_failing_webhooks", ignore_result=True)
 def deactivate_failing_webhooks() -> int:
     return webhooks_deactivate_failing()
+
+
+def _queue_is_empty() -> bool:
+    """The broker's queue holds no message: a never-attempted delivery past its guard then lost its message.
+    Unknown (the broker is away) counts as empty: re-queuing is what recovers from a lost message."""
+    try:
+        with current_app.connection_for_write() as connection:
+            queue = deliver_webhook.queue or current_app.conf.task_default_queue
+            return connection.default_channel.queue_declare(queue=queue, passive=True).message_count == 0
+    except Exception:
+        return True
 
 
 def deliveries_enqueue(pending: list[tuple]) -> int:

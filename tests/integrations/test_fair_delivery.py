@@ -271,3 +271,23 @@ def test_a_worker_process_sends_on_its_threads_and_waits_only_when_all_are_busy(
         senders.stop()
 
     assert [stored(row).status for row in (first, second, third)] == [DeliveryStatus.SUCCEEDED] * 3
+
+
+@pytest.mark.parametrize("queue_empty", [True, False], ids=["queue-empty", "messages-waiting"])
+def test_a_first_attempt_past_its_guard_is_queued_again_only_when_the_queue_is_empty(
+    organization, queued, monkeypatch, queue_empty
+):
+    """While the broker still holds messages, a never-attempted delivery's message is most likely one of
+    them: queuing it again would double a backlog. A due retry is queued either way."""
+    webhook = webhook_of(organization)
+    first, retry = make_test_delivery(webhook), make_test_delivery(webhook)
+    past = timezone.now() - timedelta(seconds=1)
+    WebhookDelivery.objects.filter(pk=first.pk).update(next_attempt_at=past)
+    WebhookDelivery.objects.filter(pk=retry.pk).update(next_attempt_at=past, attempt_count=1)
+    monkeypatch.setattr(tasks, "_queue_is_empty", lambda: queue_empty)
+    queued.clear()
+
+    tasks.dispatch_due_deliveries()
+
+    expected = [[str(retry.pk), 1], [str(first.pk), 0]] if queue_empty else [[str(retry.pk), 1]]
+    assert sorted(queued) == sorted(expected)
