@@ -170,7 +170,7 @@ def _queue_is_empty() -> bool:
     Unknown (the broker is away) counts as empty: re-queuing is what recovers from a lost message."""
     try:
         with current_app.connection_for_write() as connection:
-            queue = deliver_webhook.queue or current_app.conf.task_default_queue
+            queue = current_app.conf.task_default_queue
             return connection.default_channel.queue_declare(queue=queue, passive=True).message_count == 0
     except Exception:
         return True

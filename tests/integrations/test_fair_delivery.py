@@ -291,3 +291,19 @@ def test_a_first_attempt_past_its_guard_is_queued_again_only_when_the_queue_is_e
 
     expected = [[str(retry.pk), 1], [str(first.pk), 0]] if queue_empty else [[str(retry.pk), 1]]
     assert sorted(queued) == sorted(expected)
+
+
+def test_the_dispatcher_tells_a_queue_with_messages_from_an_empty_one():
+    """With the broker the tests run on (the embedded one, or Redis in CI's PostgreSQL pass)."""
+    from celery import current_app
+
+    with current_app.connection_for_write() as connection:
+        connection.default_channel.queue_purge(current_app.conf.task_default_queue)
+    assert tasks._queue_is_empty()
+
+    current_app.send_task("integrations.deliver_webhook", args=["00000000-0000-0000-0000-000000000000", 0])
+    try:
+        assert not tasks._queue_is_empty()
+    finally:
+        with current_app.connection_for_write() as connection:
+            connection.default_channel.queue_purge(current_app.conf.task_default_queue)
