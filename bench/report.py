@@ -65,7 +65,25 @@ def _worst(rows: list[dict], value, *, lowest: bool) -> tuple:
     return (min if lowest else max)(measured, key=lambda pair: pair[0])
 
 
+ALL_SECTIONS = ("endpoints", "webhooks", "tenants", "busca")
+
+
 def checks(results: dict) -> list[Check]:
+    """The targets of the sections the run measured (make bench --only runs some)."""
+    sections = results.get("sections", ALL_SECTIONS)
+    found = []
+    if "endpoints" in sections:
+        found += _endpoint_checks(results)
+    if "busca" in sections:
+        found += _busca_checks(results)
+    if "webhooks" in sections:
+        found += _webhook_checks(results.get("webhooks") or {})
+    if "tenants" in sections:
+        found += _neighbour_checks(results.get("neighbours") or {})
+    return found
+
+
+def _endpoint_checks(results: dict) -> list[Check]:
     rows = results["rows"]
     at16 = [row for row in rows if row["connections"] == TARGET_CONNECTIONS]
     found = []
@@ -93,31 +111,16 @@ def checks(results: dict) -> list[Check]:
         )
     )
     runs = [(f"{row['label']} @{row['connections']}", row["product"]) for row in rows]
-    runs += [(f"{run['label']} @{run['tickets']:,} tickets", run["product"]) for run in results.get("busca", [])[2:]]
-    failing = [f"{name}: {run['errors']} {run.get('error_detail', '')}" for name, run in runs if run["errors"]]
+    found.append(_errors_check("errors (connect, read, write, timeout, non-2xx), every product run", runs))
+    value = results["ratios"].get("page_100_over_25")
     found.append(
         Check(
-            "errors (connect, read, write, timeout, non-2xx), every product run",
-            str(sum(run["errors"] for _, run in runs)),
-            "0",
-            not failing,
-            "; ".join(failing),
+            "por_pagina=100 vs por_pagina=25 at 16 connections (req/s)",
+            fmt(value, 2),
+            f">= {PAGE_100_OVER_25_MIN}x",
+            value is not None and value >= PAGE_100_OVER_25_MIN,
         )
     )
-    ratios = results["ratios"]
-    for name, value, limit in (
-        (
-            "por_pagina=100 vs por_pagina=25 at 16 connections (req/s)",
-            ratios.get("page_100_over_25"),
-            PAGE_100_OVER_25_MIN,
-        ),
-        (
-            "busca vs plain list at 100,000 tickets (req/s)",
-            ratios.get("search_over_list_100k"),
-            SEARCH_100K_OVER_LIST_MIN,
-        ),
-    ):
-        found.append(Check(name, fmt(value, 2), f">= {limit}x", value is not None and value >= limit))
     sql = results["sql"]
     for name, keys in (
         ("SQL per request, create", ["create"]),
@@ -136,37 +139,53 @@ def checks(results: dict) -> list[Check]:
                 len(measured) == len(keys) and max(measured) <= limit,
             )
         )
-    hooks = results.get("webhooks") or {}
+    return found
+
+
+def _errors_check(name: str, runs: list[tuple[str, dict]]) -> Check:
+    failing = [f"{label}: {run['errors']} {run.get('error_detail', '')}" for label, run in runs if run["errors"]]
+    return Check(name, str(sum(run["errors"] for _, run in runs)), "0", not failing, "; ".join(failing))
+
+
+def _busca_checks(results: dict) -> list[Check]:
+    runs = [(f"{run['label']} @{run['tickets']:,} tickets", run["product"]) for run in results.get("busca", [])]
+    value = results["ratios"].get("search_over_list_100k")
+    return [
+        Check(
+            "busca vs plain list at 100,000 tickets (req/s)",
+            fmt(value, 2),
+            f">= {SEARCH_100K_OVER_LIST_MIN}x",
+            value is not None and value >= SEARCH_100K_OVER_LIST_MIN,
+        ),
+        _errors_check("errors, busca runs", runs),
+    ]
+
+
+def _webhook_checks(hooks: dict) -> list[Check]:
     steady, burst = hooks.get("steady") or {}, hooks.get("burst") or {}
     rate = burst.get("deliveries_per_second")
-    found.append(
+    p95 = steady.get("latency_p95_s")
+    drain = burst.get("drain_seconds")
+    return [
         Check(
             "webhook deliveries per second, default worker settings",
             fmt(rate, 0),
             f">= {WEBHOOK_RATE_MIN:g}",
             rate is not None and rate >= WEBHOOK_RATE_MIN,
-        )
-    )
-    p95 = steady.get("latency_p95_s")
-    found.append(
+        ),
         Check(
             "webhook event -> receiver p95, queue not backed up",
             fmt(p95, 3, " s"),
             f"< {WEBHOOK_P95_MAX_S:g} s",
             p95 is not None and p95 < WEBHOOK_P95_MAX_S,
-        )
-    )
-    drain = burst.get("drain_seconds")
-    found.append(
+        ),
         Check(
             f"{burst.get('events', 5000):,} webhook events drained",
             fmt(drain, 1, " s") if drain is not None else _not_drained(burst),
             f"< {WEBHOOK_DRAIN_MAX_S:g} s",
             drain is not None and drain < WEBHOOK_DRAIN_MAX_S,
-        )
-    )
-    found += _neighbour_checks(results.get("neighbours") or {})
-    return found
+        ),
+    ]
 
 
 NEIGHBOUR_P95_MAX_S = 1.0
@@ -327,6 +346,10 @@ def _webhooks(results: dict) -> tuple[list[str], list[list[str]]]:
         ["burst: worker start to last delivery", fmt(burst.get("worker_start_to_last_seconds"), 1, " s")],
         ["burst: events written while the worker was stopped, in", fmt(burst.get("written_seconds"), 1, " s")],
         ["burst: duplicate deliveries at the receiver", str(burst.get("duplicates", "-"))],
+        [
+            "burst: the worker's SQL statements per delivery (transaction control included)",
+            fmt(burst.get("worker_statements_per_delivery"), 1),
+        ],
     ]
     return ["webhooks (Procfile worker, default settings)", "value"], body
 
@@ -338,11 +361,15 @@ def _sections(results: dict, found: list[Check]) -> list[tuple[str, list[str], l
         f"{fmt(ratios.get('page_100_over_25_at_64'), 2)} at 64."
     )
     missed_details = [f"{c.name}: {c.detail}" for c in found if not c.ok and c.detail]
+    sections = results.get("sections", ALL_SECTIONS)
+    measured = [
+        ("endpoints", ("Endpoints: product vs bare reference, 1,000 seeded tickets", *table_rows(results), [NOTES])),
+        ("busca", ("busca, 16 connections", *_busca(results), [page_note] if "endpoints" in sections else [])),
+        ("webhooks", ("Webhooks", *_webhooks(results), [])),
+        ("tenants", ("Many tenants: a slow partner, a burst", *_neighbours(results), [])),
+    ]
     return [
-        ("Endpoints: product vs bare reference, 1,000 seeded tickets", *table_rows(results), [NOTES]),
-        ("busca, 16 connections", *_busca(results), [page_note]),
-        ("Webhooks", *_webhooks(results), []),
-        ("Many tenants: a slow partner, a burst", *_neighbours(results), []),
+        *(section for name, section in measured if name in sections),
         (
             "Targets",
             ["target", "value", "limit", "result"],

@@ -64,6 +64,9 @@ BULK_TICKETS = 100_000
 # (WEBHOOK_MAX_IN_FLIGHT), so a single one measures its cap, not the service.
 BURST_WEBHOOKS = 8
 OUT_DIR = ROOT / "var" / "bench"
+# What a run measures (--only picks some): the endpoints under wrk and their SQL, webhook latency and drain,
+# many tenants (a slow partner, an API burst), busca at 100,000 tickets.
+SECTIONS = ("endpoints", "webhooks", "tenants", "busca")
 # Settings the bench sets itself; the rest of the environment (WEB_CONCURRENCY, ...) passes through.
 OWN_VARIABLES = {
     "PORT",
@@ -430,6 +433,8 @@ class Bench:
         webhooks_file = self.workdir / "burst-webhooks.json"
         webhooks_file.write_text(json.dumps([data["data"]["id"], *self.more_webhooks(token, BURST_WEBHOOKS - 1)]))
         log(f"  burst: {self.options.burst} events over {BURST_WEBHOOKS} webhooks (their receivers on one server)")
+        counter = StatementCounter(self.pg.url("postgres"))
+        counter.reset()
         burst_result = burst(
             supervisor=self.supervisor,
             start_worker=self.start_worker,
@@ -440,6 +445,12 @@ class Bench:
             drain_cap=self.options.drain_cap,
             webhooks_file=webhooks_file,
         )
+        # What the worker's database work per delivery is (the writers of the burst run as another role).
+        burst_result["worker_statements_per_delivery"] = counter.calls(ROLES["worker"]) / max(
+            1, burst_result["delivered_unique"]
+        )
+        burst_result["worker_heaviest_statements"] = counter.heaviest(ROLES["worker"])
+        counter.close()
         if burst_result["drained"]:
             log(
                 f"  burst: {burst_result['events']} deliveries in {burst_result['drain_seconds']:.1f} s "
@@ -477,6 +488,11 @@ class Bench:
 
     def busca_100k(self, rows: list[dict]) -> tuple[list[dict], dict]:
         by_key = {(row["key"], row["connections"]): row for row in rows}
+        endpoints = {endpoint.key: endpoint for endpoint in self.endpoints}
+        if ("list_25", 16) not in by_key:  # the endpoints section did not run: measure the 1,000 here
+            self.warm_up([endpoints["list_25"], endpoints["search"]])
+            by_key[("list_25", 16)] = self.pair(endpoints["list_25"], 16, 0, "1k")
+            by_key[("search", 16)] = self.pair(endpoints["search"], 16, 1, "1k")
         list_1k, search_1k = by_key[("list_25", 16)], by_key[("search", 16)]
         busca = [
             {"label": "plain list (por_pagina=25)", "tickets": 1000, **_runs(list_1k), "vs_list": 1.0},
@@ -494,7 +510,6 @@ class Bench:
         )
         log(f"  done in {time.monotonic() - started:.1f} s")
         self.panel_token = self.login()
-        endpoints = {endpoint.key: endpoint for endpoint in self.endpoints}
         plain = self.pair(endpoints["list_25"], 16, 0, "100k")
         search = self.pair(endpoints["search"], 16, 1, "100k")
         busca += [
@@ -506,12 +521,12 @@ class Bench:
                 "vs_list": _ratio(search["product"], plain["product"]),
             },
         ]
-        ratios = {
-            "page_100_over_25": _ratio(by_key[("list_100", 16)]["product"], list_1k["product"]),
-            "page_100_over_25_at_64": _ratio(by_key[("list_100", 64)]["product"], by_key[("list_25", 64)]["product"]),
-            "search_over_list_1k": busca[1]["vs_list"],
-            "search_over_list_100k": busca[3]["vs_list"],
-        }
+        ratios = {"search_over_list_1k": busca[1]["vs_list"], "search_over_list_100k": busca[3]["vs_list"]}
+        if ("list_100", 64) in by_key:
+            ratios["page_100_over_25"] = _ratio(by_key[("list_100", 16)]["product"], list_1k["product"])
+            ratios["page_100_over_25_at_64"] = _ratio(
+                by_key[("list_100", 64)]["product"], by_key[("list_25", 64)]["product"]
+            )
         return busca, ratios
 
     def run(self) -> dict:
@@ -522,16 +537,19 @@ class Bench:
                 f"note: load average {self.load_before[0]:.2f} before the run: other processes share the CPU, "
                 "absolute numbers suffer more than ratios"
             )
+        only = self.options.only
         self.start_databases()
         self.seed()
         self.start_servers()
         self.endpoints = self.define_endpoints()
-        rows = self.load()
-        sql, sql_detail = self.count_sql()
-        hooks = self.webhooks()
-        neighbours = self.neighbours()
-        busca, ratios = self.busca_100k(rows)
+        self.panel_token = self.login()
+        rows = self.load() if "endpoints" in only else []
+        sql, sql_detail = self.count_sql() if "endpoints" in only else ({}, {})
+        hooks = self.webhooks() if "webhooks" in only else {}
+        neighbours = self.neighbours() if "tenants" in only else {}
+        busca, ratios = self.busca_100k(rows) if "busca" in only else ([], {})
         return {
+            "sections": sorted(only, key=SECTIONS.index),
             "meta": {
                 "started_at": started_at.isoformat(timespec="seconds"),
                 "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -587,7 +605,21 @@ def _parse(argv) -> argparse.Namespace:
     parser.add_argument("--burst", type=int, default=5000, help="events in the webhook burst")
     parser.add_argument("--drain-cap", type=float, default=70, help="give up on the burst after this many seconds")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) for inspection")
+    parser.add_argument(
+        "--only",
+        type=_sections,
+        default=SECTIONS,
+        help=f"run these sections only, comma-separated, of {','.join(SECTIONS)} (default: all)",
+    )
     return parser.parse_args(argv)
+
+
+def _sections(value: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in value.split(",") if part.strip())
+    unknown = [part for part in chosen if part not in SECTIONS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"sections are {', '.join(SECTIONS)}; not {', '.join(unknown) or 'none'}")
+    return chosen
 
 
 def main(argv=None) -> int:

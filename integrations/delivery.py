@@ -11,6 +11,7 @@ again, with the same id.
 
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -20,8 +21,7 @@ import structlog
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
@@ -29,7 +29,7 @@ from requests_hardened.ip_filter import InvalidIPAddress
 from helpdesk.ids import parse_uuid
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
-from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt
+from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 from integrations.services import webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
@@ -103,20 +103,39 @@ UPDATE integrations_webhook SET
 WHERE id = %s
 """
 
-# What a send and its record read: not the event's other columns, nor the webhook's name or events.
-_SENDING_FIELDS = (
-    "id",
-    "attempt_count",
-    "webhook_id",
-    "event_id",
-    "webhook__url",
-    "webhook__secret",
-    "webhook__previous_secret",
-    "webhook__previous_secret_expires_at",
-    "webhook__failing_since",
-    "webhook__slow_since",
-    "event__kind",
-    "event__body",
+# A claim: its webhook's row locked (PostgreSQL; SQLite has one writer at a time) and read with what the
+# send needs, then the delivery claimed only if it is still claimable at the attempt its message was made
+# for and its webhook has room: the count runs after the lock, so every claim committed before is in it.
+_SENDING_COLUMNS = """
+SELECT d.id, d.attempt_count, w.id, w.is_active, w.url, w.secret, w.previous_secret,
+    w.previous_secret_expires_at, w.failing_since, w.slow_since, e.id, e.kind, e.body
+FROM integrations_webhookdelivery AS d
+JOIN integrations_webhook AS w ON w.id = d.webhook_id
+JOIN integrations_webhookevent AS e ON e.id = d.event_id
+"""
+_CLAIM_IF_ROOM_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, parked_at = NULL, updated_at = %s
+WHERE id = %s AND attempt_count = %s
+  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
+  AND (SELECT COUNT(*) FROM integrations_webhookdelivery AS running
+       WHERE running.webhook_id = %s AND running.status = 'enviando' AND running.lease_expires_at > %s
+         AND running.id <> %s) < %s
+"""
+_PARK_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL,
+    parked_at = COALESCE(parked_at, %s), next_attempt_at = %s, updated_at = %s
+WHERE id = %s AND attempt_count = %s
+  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
+"""
+# The next parked delivery of an active webhook, for the turn an ended attempt passes on (SKIP LOCKED: the
+# webhook's other thread takes another one).
+_FOLLOWING_SQL = (
+    _SENDING_COLUMNS
+    + """
+WHERE d.webhook_id = %s AND w.is_active = %s AND d.parked_at IS NOT NULL AND d.status = 'pendente'
+ORDER BY d.parked_at, d.created_at
+LIMIT 1
+"""
 )
 
 
@@ -180,41 +199,99 @@ def _park_if_full(pk, expected_attempts: int, now) -> bool:
 
 def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
     """The exact claim: under the webhook's row lock, the count of its attempts in flight, then the claim."""
-    with transaction.atomic(savepoint=False):
-        webhook = (
-            Webhook.objects.select_for_update(of=("self",))
-            .filter(deliveries__pk=pk)
-            .values_list("pk", "is_active", "slow_since")
-            .first()
-        )
-        if webhook is None:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(_SENDING_COLUMNS + "WHERE d.id = %s" + _lock_clause("w"), _params(WebhookDelivery, id=pk))
+        row = cursor.fetchone()
+        if row is None:
             return None
-        webhook_id, active, slow_since = webhook
-        # Read after the lock: every claim of this webhook committed before it is counted.
-        in_flight = WebhookDelivery.objects.filter(
-            webhook_id=webhook_id, status=DeliveryStatus.SENDING, lease_expires_at__gt=now
-        ).exclude(pk=pk)
-        claimable = WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts)
-        if not active:
-            claimable.update(status=DeliveryStatus.CANCELLED, next_attempt_at=None, parked_at=None, updated_at=now)
+        delivery = _sending(row)
+        webhook = delivery.webhook
+        if not webhook.is_active:
+            WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts).update(
+                status=DeliveryStatus.CANCELLED, next_attempt_at=None, parked_at=None, updated_at=now
+            )
             return None
-        if in_flight.count() >= settings.WEBHOOK_MAX_IN_FLIGHT:
-            _park(claimable, now, recheck=PARKED_RECHECK)
-            return None
-        if slow_since is not None and not slow_slots.take():
-            _park(claimable, now, recheck=SLOW_SHARE_RECHECK)
+        slow = webhook.slow_since is not None
+        if slow and not slow_slots.take():
+            _park(cursor, pk, expected_attempts, now, recheck=SLOW_SHARE_RECHECK)
             return None
         lease = now + _lease()
-        claimed = claimable.update(
-            status=DeliveryStatus.SENDING, lease_expires_at=lease, parked_at=None, updated_at=now
+        stamps = _params(WebhookDelivery, lease_expires_at=lease, updated_at=now, id=pk)
+        webhook_id = _params(WebhookDelivery, webhook=webhook.pk)[0]
+        cursor.execute(
+            _CLAIM_IF_ROOM_SQL,
+            [*stamps, expected_attempts, stamps[1], webhook_id, stamps[1], stamps[2], settings.WEBHOOK_MAX_IN_FLIGHT],
         )
-        if not claimed:
-            if slow_since is not None:
+        if cursor.rowcount != 1:
+            if slow:
                 slow_slots.give_back()
+            # Full (or a stale message: then the park's own re-check parks nothing).
+            _park(cursor, pk, expected_attempts, now, recheck=PARKED_RECHECK)
             return None
-    delivery = WebhookDelivery.objects.select_related("webhook", "event").only(*_SENDING_FIELDS).get(pk=pk)
-    delivery.holds_slow_slot = slow_since is not None
+    delivery.status, delivery.lease_expires_at, delivery.parked_at = DeliveryStatus.SENDING, lease, None
+    delivery.holds_slow_slot = slow
     return delivery
+
+
+def _lock_clause(alias: str, *, skip_locked: bool = False) -> str:
+    """Row locks where the database has them (PostgreSQL); SQLite serializes its writers anyway."""
+    if connection.vendor != "postgresql":
+        return ""
+    return f" FOR UPDATE OF {alias}" + (" SKIP LOCKED" if skip_locked else "")
+
+
+def _sending(row) -> WebhookDelivery:
+    """A delivery from a row of _SENDING_COLUMNS, with its webhook and event: what a send and its record
+    read. The columns not read stay deferred (loaded if ever touched)."""
+    (
+        pk,
+        attempt_count,
+        webhook_id,
+        active,
+        url,
+        secret,
+        previous,
+        previous_expires,
+        failing,
+        slow,
+        event_id,
+        kind,
+        body,
+    ) = row
+    webhook = _loaded(
+        Webhook,
+        id=_uuid(webhook_id),
+        url=url,
+        is_active=bool(active),
+        secret=secret,
+        previous_secret=previous,
+        previous_secret_expires_at=_datetime(previous_expires),
+        failing_since=_datetime(failing),
+        slow_since=_datetime(slow),
+    )
+    event = _loaded(WebhookEvent, id=_uuid(event_id), kind=kind, body=body)
+    delivery = _loaded(
+        WebhookDelivery, id=_uuid(pk), webhook_id=webhook.pk, event_id=event.pk, attempt_count=attempt_count
+    )
+    delivery.webhook, delivery.event = webhook, event
+    return delivery
+
+
+def _loaded(model, **values):
+    """An instance as the ORM would load it with only these fields (the rest deferred)."""
+    in_order = [values[field.attname] for field in model._meta.concrete_fields if field.attname in values]
+    return model.from_db(connection.alias, list(values), in_order)
+
+
+def _uuid(value) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+
+def _datetime(value):
+    """PostgreSQL hands raw datetimes back aware; SQLite naive (or as text), to be read as UTC."""
+    if value is None or connection.vendor == "postgresql":
+        return value
+    return connection.ops.convert_datetimefield_value(value, None, connection)
 
 
 # A parked delivery goes as soon as an attempt of its webhook ends; when its webhook has none in flight
@@ -225,15 +302,10 @@ PARKED_RECHECK = timedelta(seconds=10)
 SLOW_SHARE_RECHECK = timedelta(seconds=2)
 
 
-def _park(claimable, now, *, recheck: timedelta) -> None:
+def _park(cursor, pk, expected_attempts: int, now, *, recheck: timedelta) -> None:
     """Pending until its turn (a claimable delivery only: a stale message parks nothing)."""
-    claimable.update(
-        status=DeliveryStatus.PENDING,
-        lease_expires_at=None,
-        parked_at=Coalesce("parked_at", Value(now)),
-        next_attempt_at=now + recheck,
-        updated_at=now,
-    )
+    values = _params(WebhookDelivery, parked_at=now, next_attempt_at=now + recheck, updated_at=now, id=pk)
+    cursor.execute(_PARK_SQL, [*values, expected_attempts, values[0]])
 
 
 def deliveries_unpark(*, webhook_id, limit: int = 1) -> list[tuple]:
@@ -252,25 +324,6 @@ def deliveries_unpark(*, webhook_id, limit: int = 1) -> list[tuple]:
                 parked_at=None, next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
             )
     return [(d.pk, d.attempt_count) for d in waiting]
-
-
-def delivery_claim_next(*, webhook_id) -> WebhookDelivery | None:
-    """The webhook's oldest parked delivery, claimed for the thread whose attempt just ended: its turn
-    passes on without a trip through the broker. None when nothing waits or the cap is reached again.
-    Chosen under the webhook's row lock, so the webhook's two threads never reach for the same one."""
-    now = timezone.now()
-    with transaction.atomic():
-        if not Webhook.objects.select_for_update().filter(pk=webhook_id, is_active=True).exists():
-            return None
-        waiting = (
-            WebhookDelivery.objects.filter(
-                webhook_id=webhook_id, parked_at__isnull=False, status=DeliveryStatus.PENDING
-            )
-            .order_by("parked_at", "created_at")
-            .values_list("pk", "attempt_count")
-            .first()
-        )
-        return _claim_locked(waiting[0], waiting[1], now) if waiting is not None else None
 
 
 def deliveries_unpark_stalled(*, limit: int = DISPATCH_BATCH) -> list[tuple]:
@@ -398,6 +451,21 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
     The state changes only if the delivery is still ours (the attempt we claimed, still
     `enviando`): when our lease ran out and another attempt took over, it owns the state.
     """
+    recorded, _ = _record(delivery=delivery, outcome=outcome, attempted_at=attempted_at, pass_turn=False)
+    return recorded
+
+
+def _record(
+    *, delivery: WebhookDelivery, outcome: AttemptOutcome, attempted_at, pass_turn: bool
+) -> tuple[WebhookDelivery, WebhookDelivery | None]:
+    """delivery_record; with `pass_turn`, the webhook's oldest parked delivery is claimed in the same
+    transaction and returned, to be sent next on the same thread.
+
+    The turn passes from one delivery to the next in one commit, so the webhook's count of attempts in
+    flight never dips meanwhile (a message arriving then is parked by its one statement, not let through
+    to the locked count) and needs no re-count: the cap holds as it did. SKIP LOCKED keeps the webhook's
+    two threads from taking the same parked delivery.
+    """
     number = delivery.attempt_count + 1
     now = timezone.now()
     status, next_attempt_at = _state_after(outcome, number, now)
@@ -421,20 +489,30 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
         updated_at=now,
         id=delivery.pk,
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_ATTEMPT_SQL, attempt)
-        cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
-        ours = cursor.rowcount
-        # Only when what the webhook's row says of it would change: a healthy webhook's fast success
-        # (nearly every attempt) writes nothing more.
-        fast = outcome.succeeded and outcome.duration_ms < settings.WEBHOOK_SLOW_SECONDS * 1000
-        failing_changes = outcome.succeeded == (delivery.webhook.failing_since is not None)
-        slow_changes = fast == (delivery.webhook.slow_since is not None)
-        if ours and (failing_changes or slow_changes):
-            since = _params(Webhook, failing_since=attempted_at)[0]
-            cursor.execute(
-                _HEALTH_SQL, [outcome.succeeded, since, fast, since, _params(Webhook, id=delivery.webhook_id)[0]]
-            )
+    # Only when what the webhook's row says of it would change: a healthy webhook's fast success
+    # (nearly every attempt) writes nothing more.
+    fast = outcome.succeeded and outcome.duration_ms < settings.WEBHOOK_SLOW_SECONDS * 1000
+    failing_changes = outcome.succeeded == (delivery.webhook.failing_since is not None)
+    slow_changes = fast == (delivery.webhook.slow_since is not None)
+    following, holds = None, getattr(delivery, "holds_slow_slot", False)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(_ATTEMPT_SQL, attempt)
+            cursor.execute(_RECORD_SQL, [*state, delivery.attempt_count])
+            ours = cursor.rowcount
+            if ours and (failing_changes or slow_changes):
+                since = _params(Webhook, failing_since=attempted_at)[0]
+                cursor.execute(
+                    _HEALTH_SQL, [outcome.succeeded, since, fast, since, _params(Webhook, id=delivery.webhook_id)[0]]
+                )
+            if ours and pass_turn and outcome.status_code != 410:
+                following = _claim_following(delivery, slow=not fast, holds=holds, now=now)
+    except BaseException:
+        if following is not None and following.holds_slow_slot and not holds:
+            slow_slots.give_back()  # taken for a turn that was rolled back
+        raise
+    if following is not None and following.holds_slow_slot:
+        delivery.holds_slow_slot = False  # the slot moved on with the turn
     given_up = bool(ours) and status == DeliveryStatus.FAILED
     attempt_observed(
         event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
@@ -444,8 +522,41 @@ def delivery_record(*, delivery: WebhookDelivery, outcome: AttemptOutcome, attem
     if ours:
         delivery.attempt_count, delivery.status, delivery.next_attempt_at = number, status, next_attempt_at
         delivery.last_attempt_at, delivery.lease_expires_at, delivery.updated_at = attempted_at, None, now
-        return delivery
-    return WebhookDelivery.objects.get(pk=delivery.pk)
+        return delivery, following
+    return WebhookDelivery.objects.get(pk=delivery.pk), following
+
+
+_CLAIM_FOLLOWING_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, parked_at = NULL,
+    updated_at = %s
+WHERE id = %s AND status = 'pendente'
+"""
+
+
+def _claim_following(delivery: WebhookDelivery, *, slow: bool, holds: bool, now) -> WebhookDelivery | None:
+    """Inside the record's transaction: the next parked delivery of an active webhook, claimed with the
+    slot the ended attempt held. A slow webhook's next attempt needs a slot of the slow share too: the
+    ended attempt's (`holds`), passed on, or a free one; without it the turn is not passed here."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _FOLLOWING_SQL + _lock_clause("d", skip_locked=True),
+            [_params(WebhookDelivery, webhook=delivery.webhook_id)[0], True],
+        )
+        row = cursor.fetchone()
+        if row is None or (slow and not holds and not slow_slots.take()):
+            return None
+        following = _sending(row)
+        lease = now + _lease()
+        cursor.execute(
+            _CLAIM_FOLLOWING_SQL, _params(WebhookDelivery, lease_expires_at=lease, updated_at=now, id=following.pk)
+        )
+        if cursor.rowcount != 1:
+            if slow and not holds:
+                slow_slots.give_back()
+            return None
+    following.status, following.lease_expires_at, following.parked_at = DeliveryStatus.SENDING, lease, None
+    following.holds_slow_slot = slow
+    return following
 
 
 def _state_after(outcome: AttemptOutcome, number: int, now) -> tuple[str, object]:
@@ -479,17 +590,30 @@ def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery 
 
 def delivery_attempt_claimed(delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a claimed delivery and record the attempt; its lease is renewed meanwhile, its slow slot given back."""
+    recorded, _ = _attempt(delivery, pass_turn=False)
+    return recorded
+
+
+def delivery_attempt_passing_turn(delivery: WebhookDelivery) -> WebhookDelivery | None:
+    """delivery_attempt_claimed, then the webhook's next parked delivery, already claimed (or None)."""
+    _, following = _attempt(delivery, pass_turn=True)
+    return following
+
+
+def _attempt(delivery: WebhookDelivery, *, pass_turn: bool) -> tuple[WebhookDelivery, WebhookDelivery | None]:
     number = delivery.attempt_count + 1
     try:
         with keeper.holding(delivery.pk, delivery.attempt_count):
             attempted_at = timezone.now()
             outcome = delivery_send(delivery)
-            recorded = delivery_record(delivery=delivery, outcome=outcome, attempted_at=attempted_at)
+            recorded, following = _record(
+                delivery=delivery, outcome=outcome, attempted_at=attempted_at, pass_turn=pass_turn
+            )
     finally:
-        if delivery.holds_slow_slot:
+        if getattr(delivery, "holds_slow_slot", False):
             slow_slots.give_back()
     _attempt_log(delivery=delivery, number=number, outcome=outcome, status=recorded.status)
-    return recorded
+    return recorded, following
 
 
 def _attempt_log(*, delivery: WebhookDelivery, number: int, outcome: AttemptOutcome, status: str) -> None:

@@ -16,8 +16,8 @@ from integrations.delivery import (
     deliveries_unpark,
     deliveries_unpark_stalled,
     delivery_attempt_claimed,
+    delivery_attempt_passing_turn,
     delivery_claim,
-    delivery_claim_next,
 )
 from integrations.health import webhooks_deactivate_failing
 from integrations.idempotency import idempotency_purge_expired
@@ -114,8 +114,7 @@ def send_in_turn(delivery) -> None:
     """Send; then the webhook's oldest parked delivery takes the turn on this same thread."""
     webhook_id = delivery.webhook_id
     for _turn in range(TURNS_IN_A_ROW):
-        delivery_attempt_claimed(delivery)
-        delivery = delivery_claim_next(webhook_id=webhook_id)
+        delivery = delivery_attempt_passing_turn(delivery)
         if delivery is None:
             return
     delivery_attempt_claimed(delivery)

@@ -254,7 +254,9 @@ def test_the_change_list_followed_under_concurrent_writes_ends_at_every_tickets_
     seen_deleted = [item["id"] for item in reader.deleted]
     assert set(seen_deleted) == gone, f"deletions missed: {gone - set(seen_deleted)}"
     assert len(seen_deleted) == len(set(seen_deleted)), "a deletion came twice"
-    assert len(final) >= 20 and shop.writes >= 50 and len(gone) >= 3, (len(final), shop.writes, len(gone))
+    # Tickets exercised: those still there and those deleted (how many survive depends on the machine's speed).
+    exercised = len(final) + len(gone)
+    assert exercised >= 20 and shop.writes >= 50 and len(gone) >= 3, (len(final), shop.writes, len(gone))
     assert _commits_out_of_order(shop.commits) > 0, "no transaction committed after a younger one: nothing was proven"
     print(
         f"{shop.writes} writes, {len(final)} tickets, {len(gone)} deleted, {len(reader.items)} items in "

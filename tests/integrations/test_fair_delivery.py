@@ -22,6 +22,7 @@ from integrations.delivery import (
     deliveries_claim_due,
     deliveries_unpark,
     deliveries_unpark_stalled,
+    delivery_attempt_passing_turn,
     delivery_claim,
     delivery_record,
     slow_slots,
@@ -106,6 +107,82 @@ def test_the_thread_whose_attempt_ends_sends_the_next_parked_delivery_itself(org
     assert sent == [mine.pk, waiting.pk]  # the turn passed on, on the same thread, no trip through the broker
     assert [stored(row).status for row in (mine, waiting)] == [DeliveryStatus.SUCCEEDED] * 2
     assert queued == []
+
+
+def in_flight(webhook) -> int:
+    return WebhookDelivery.objects.filter(webhook=webhook, status=DeliveryStatus.SENDING).count()
+
+
+def test_the_turn_passes_in_the_commit_that_records_the_attempt(organization, monkeypatch):
+    """The ended attempt's slot goes to the next parked delivery in one commit: the count of attempts in
+    flight never dips, so a message arriving meanwhile is parked, not let through past the cap."""
+    webhook = webhook_of(organization)
+    first, second, waiting, arriving = (make_test_delivery(webhook) for _ in range(4))
+    running = [claim(first), claim(second)]
+    assert claim(waiting) is None
+
+    def send(delivery):
+        assert in_flight(webhook) == 2
+        return AttemptOutcome(200, 10)
+
+    monkeypatch.setattr(delivery_module, "delivery_send", send)
+    following = delivery_attempt_passing_turn(running[0])
+
+    assert following.pk == waiting.pk
+    assert (stored(first).status, stored(waiting).status) == (DeliveryStatus.SUCCEEDED, DeliveryStatus.SENDING)
+    assert stored(waiting).parked_at is None and stored(waiting).lease_expires_at > timezone.now()
+    assert in_flight(webhook) == 2
+    assert claim(arriving) is None  # still at the cap
+    assert stored(arriving).parked_at is not None
+
+
+def test_no_turn_passes_to_an_inactive_webhook_or_after_a_410(organization, monkeypatch):
+    webhook = webhook_of(organization)
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(200, 10))
+    running = claim(make_test_delivery(webhook))
+    claim(make_test_delivery(webhook))
+    parked = make_test_delivery(webhook)
+    assert claim(parked) is None
+    Webhook.objects.filter(pk=webhook.pk).update(is_active=False)
+
+    assert delivery_attempt_passing_turn(running) is None
+    assert stored(parked).status == DeliveryStatus.PENDING
+
+    other = webhook_of(organization, "Removido")
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(410, 10))
+    running = claim(make_test_delivery(other))
+    claim(make_test_delivery(other))
+    parked = make_test_delivery(other)
+    assert claim(parked) is None
+
+    assert delivery_attempt_passing_turn(running) is None
+    assert stored(parked).status == DeliveryStatus.CANCELLED  # the receiver said the endpoint is gone
+
+
+def test_a_slow_webhooks_turn_carries_its_slow_slot_and_waits_when_the_share_is_full(organization, monkeypatch):
+    """4 send threads x 0.5: two slow slots in this process."""
+    slow = webhook_of(organization, "Lento")
+    Webhook.objects.filter(pk=slow.pk).update(slow_since=timezone.now())
+    monkeypatch.setattr(delivery_module, "delivery_send", lambda delivery: AttemptOutcome(200, 3000))
+    running = claim(make_test_delivery(slow))
+    claim(make_test_delivery(slow))
+    waiting = [make_test_delivery(slow) for _ in range(2)]
+    assert [claim(row) for row in waiting] == [None, None]
+
+    following = delivery_attempt_passing_turn(running)
+
+    assert following.pk == waiting[0].pk and following.holds_slow_slot
+    assert not slow_slots.take()  # the slot moved on: both are still taken
+
+    # A healthy webhook turning slow on this attempt needs a free slow slot to pass its turn.
+    turning = webhook_of(organization, "Ficando lento")
+    running = claim(make_test_delivery(turning))
+    claim(make_test_delivery(turning))
+    parked = make_test_delivery(turning)
+    assert claim(parked) is None
+
+    assert delivery_attempt_passing_turn(running) is None
+    assert stored(parked).status == DeliveryStatus.PENDING and stored(parked).parked_at is not None
 
 
 def test_after_turns_in_a_row_the_next_goes_back_through_the_queue(organization, queued, monkeypatch):
@@ -237,6 +314,51 @@ def test_concurrent_claims_of_one_webhook_never_pass_the_cap(postgres_only, sett
     assert results.count(True) == settings.WEBHOOK_MAX_IN_FLIGHT
     assert WebhookDelivery.objects.filter(webhook=webhook, status=DeliveryStatus.SENDING).count() == 2
     assert WebhookDelivery.objects.filter(webhook=webhook, parked_at__isnull=False).count() == threads - 2
+
+
+def test_concurrent_turns_of_one_webhook_never_take_the_same_delivery_nor_pass_the_cap(
+    postgres_only, settings, monkeypatch
+):
+    """Messages keep arriving while the webhook's two threads pass their turns along a backlog: every
+    delivery is sent once, and never more than WEBHOOK_MAX_IN_FLIGHT at a time."""
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    webhook = webhook_of(make_organization("Turnos"))
+    deliveries = [make_test_delivery(webhook) for _ in range(40)]
+    sent, peak, errors = [], [0], []
+    lock = threading.Lock()
+
+    def send(delivery):
+        with lock:
+            sent.append(delivery.pk)
+        peak[0] = max(peak[0], in_flight(webhook))
+        time.sleep(0.005)
+        return AttemptOutcome(200, 5)
+
+    monkeypatch.setattr(delivery_module, "delivery_send", send)
+
+    def deliver(rows):
+        try:
+            for row in rows:
+                delivery = claim(row)
+                while delivery is not None:
+                    delivery = delivery_attempt_passing_turn(delivery)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(repr(error))
+        finally:
+            connections.close_all()
+
+    running = [threading.Thread(target=deliver, args=(deliveries[n::4],)) for n in range(4)]
+    for thread in running:
+        thread.start()
+    for thread in running:
+        thread.join(timeout=120)
+
+    assert errors == []
+    assert sorted(sent) == sorted(row.pk for row in deliveries if stored(row).status == DeliveryStatus.SUCCEEDED)
+    assert len(sent) == len(set(sent))
+    assert peak[0] <= settings.WEBHOOK_MAX_IN_FLIGHT
+    left = WebhookDelivery.objects.filter(webhook=webhook).exclude(status=DeliveryStatus.SUCCEEDED)
+    assert all(row.parked_at is not None for row in left)  # a parked rest waits for the dispatcher, none lost
 
 
 def test_a_worker_process_sends_on_its_threads_and_waits_only_when_all_are_busy(postgres_only, settings, monkeypatch):
