@@ -208,7 +208,10 @@ CELERY_BEAT_SCHEDULE = {
     "purge-expired-tombstones": {"task": "tickets.purge_expired_tombstones", "schedule": 600.0},
     "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
     "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
+    "recount-ticket-counts": {"task": "tickets.recount_ticket_counts", "schedule": 600.0},
 }
+# Organizations whose ticket counters one run of recount-ticket-counts checks (the oldest checked first).
+TICKET_RECOUNT_BATCH = env.int("TICKET_RECOUNT_BATCH", default=50)
 
 # --- I18N, time -----------------------------------------------------------
 LANGUAGE_CODE = "pt-br"
@@ -354,6 +357,10 @@ PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")
 
 # --- Partner API ----------------------------------------------------------
 PARTNER_RATE_LIMIT = env.str("PARTNER_RATE_LIMIT", default="120/m")
+# Requests of one organization in flight at once, across web processes (the shared cache counts them);
+# past it a 429 at once, so one organization's burst leaves the other processes to the others. 0: no limit.
+PARTNER_MAX_CONCURRENT_REQUESTS = env.int("PARTNER_MAX_CONCURRENT_REQUESTS", default=3)
+IN_FLIGHT_TTL_SECONDS = env.int("WEB_TIMEOUT", default=30) + 5
 RATELIMIT_USE_CACHE = "default"
 # A cache outage must not take the partner API down with it: fail open.
 RATELIMIT_FAIL_OPEN = env.bool("RATELIMIT_FAIL_OPEN", default=True)

@@ -121,3 +121,45 @@ def count_request(
     if limited:
         raise RateLimited(headers={**state.headers(), "Retry-After": str(max(state.reset_in, 1))}, limit=policy)
     return state
+
+
+# --- requests in flight per organization ---------------------------------------------------------
+
+CONCURRENCY_POLICY = "simultaneas"
+CONCURRENCY_DETAIL = "Muitas requisições simultâneas desta organização; tente novamente em instantes."
+
+
+def in_flight_acquire(organization_id) -> str | None:
+    """Count one more request of the organization in flight; past PARTNER_MAX_CONCURRENT_REQUESTS it is a
+    429 at once, so one organization's burst never holds every web process (the others' requests would
+    queue behind it). Returns the counter's key, for in_flight_release; None when nothing was counted
+    (no limit, or the cache is down: a limiter fails open)."""
+    limit = settings.PARTNER_MAX_CONCURRENT_REQUESTS
+    if not limit:
+        return None
+    cache = caches[settings.RATELIMIT_USE_CACHE]
+    key = f"hd:em-voo:{organization_id}"
+    try:
+        # The key outlives any request (a killed process's count goes with it), not a steady stream of them.
+        cache.add(key, 0, timeout=settings.IN_FLIGHT_TTL_SECONDS)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # it expired between the two calls
+            cache.add(key, 1, timeout=settings.IN_FLIGHT_TTL_SECONDS)
+            count = 1
+    except CACHE_ERRORS:
+        logger.warning("in-flight requests not counted: the cache did not answer", exc_info=True)
+        return None
+    if count > limit:
+        in_flight_release(key)
+        raise RateLimited(limit=CONCURRENCY_POLICY, detail=CONCURRENCY_DETAIL, headers={"Retry-After": "1"})
+    return key
+
+
+def in_flight_release(key: str | None) -> None:
+    if key is None:
+        return
+    try:
+        caches[settings.RATELIMIT_USE_CACHE].decr(key)
+    except (ValueError, *CACHE_ERRORS):  # expired meanwhile: nothing to give back
+        pass

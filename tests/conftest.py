@@ -31,6 +31,9 @@ def _isolated_cache_and_media(settings, tmp_path):
         settings.STORAGES = {**settings.STORAGES, "attachments": {**attachments, "OPTIONS": location}}
     # Real hashing costs ~0.3 s per user; the hasher is not what these tests test.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Threaded tests send one organization's requests at once; the limit's own tests set it
+    # (tests/integrations/test_in_flight_limit.py).
+    settings.PARTNER_MAX_CONCURRENT_REQUESTS = 0
     cache.clear()
     yield
     cache.clear()

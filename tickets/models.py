@@ -85,10 +85,18 @@ class Channel(models.TextChoices):
 
 
 class TicketSequence(models.Model):
-    """Last ticket number per organization; its row lock serialises numbering."""
+    """Last ticket number per organization; its row lock serialises numbering.
+
+    `numbered_in_order` holds while the numbers follow creation (a higher number is never created
+    earlier): the list's deep pages then start at a number (tickets.listing). The database's triggers
+    clear it (tickets.migrations.0007).
+    """
 
     organization = models.OneToOneField(Organization, on_delete=models.CASCADE, primary_key=True, related_name="+")
     last_number = models.PositiveIntegerField(default=0)
+    numbered_in_order = models.BooleanField(default=True)
+    # When beat last recounted the organization's tickets (tickets.counts): the oldest go first.
+    counts_checked_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     def __str__(self) -> str:
         return f"{self.organization_id}: {self.last_number}"
@@ -286,3 +294,41 @@ class Attachment(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class TicketCount(models.Model):
+    """How many tickets an organization has, per priority and status: the list's exact `total`
+    without reading the tickets. Kept by the database's triggers on tickets_ticket in the transaction
+    of every insert, delete and move, whatever wrote it (tickets.migrations.0007); beat recounts and
+    corrects any drift (tickets.counts)."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    priority = models.CharField(max_length=10, choices=Priority.choices)
+    status = models.ForeignKey(TicketStatus, on_delete=models.CASCADE, related_name="+")
+    tickets = models.IntegerField(default=0)
+
+    class Meta:
+        verbose_name = "contagem de tickets"
+        verbose_name_plural = "contagens de tickets"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "priority", "status"], name="ticket_count_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.priority} {self.status_id}: {self.tickets}"
+
+
+class TicketNumberGap(models.Model):
+    """A number no ticket has any more (a deleted ticket's), written by the delete trigger: with the
+    gaps, the n-th newest ticket of a list numbered in order is found without walking the list."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name = "número sem ticket"
+        verbose_name_plural = "números sem ticket"
+        constraints = [models.UniqueConstraint(fields=["organization", "number"], name="ticket_number_gap_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} #{self.number}"

@@ -8,13 +8,37 @@ from datetime import datetime
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import BooleanField, CharField, DateTimeField, F, Func, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    CharField,
+    Count,
+    DateTimeField,
+    F,
+    Func,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 
+from helpdesk.api.pagination import Page
 from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
-from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
+from tickets.models import (
+    Contact,
+    Reply,
+    StatusCategory,
+    Ticket,
+    TicketCount,
+    TicketNumberGap,
+    TicketSequence,
+    TicketStatus,
+    TicketTombstone,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +83,23 @@ REPLY_COLUMNS = (
 
 
 def _filtered(
-    organization: Organization, *, priority=None, number=None, search=None, status_id=None, assignee_id=None
+    organization: Organization,
+    *,
+    priority=None,
+    number=None,
+    search=None,
+    status_id=None,
+    assignee_id=None,
+    external_id=None,
 ) -> QuerySet[Ticket]:
     """Newest first; filters combine with AND; `search` as DESIGN.md, Tickets."""
-    filters = {"priority": priority, "number": number, "status_id": status_id, "assignee_id": assignee_id}
+    filters = {
+        "priority": priority,
+        "number": number,
+        "status_id": status_id,
+        "assignee_id": assignee_id,
+        "external_id": external_id,
+    }
     tickets = Ticket.objects.filter(organization=organization)
     tickets = tickets.filter(**{field: value for field, value in filters.items() if value not in (None, "")})
     if search:
@@ -112,24 +149,100 @@ def ticket_list_public(
     return _filtered(organization, priority=priority, number=number, search=search)
 
 
-def ticket_list_panel(
-    *,
-    organization: Organization,
-    priority: str | None = None,
-    number: int | None = None,
-    search: str | None = None,
-    status_id=None,
-    assignee_id=None,
-) -> QuerySet[Ticket]:
-    """The partner's filters plus status and assignee (read as PANEL_TICKET_COLUMNS rows)."""
-    return _filtered(
-        organization,
-        priority=priority,
-        number=number,
-        search=search,
-        status_id=status_id,
-        assignee_id=assignee_id,
-    )
+# Filters the organization's counters answer (tickets.models.TicketCount); any other one is counted.
+COUNTED_FILTERS = frozenset({"priority", "status_id"})
+# From this many rows into the list, a page starts at the number the counters point to, not at an OFFSET.
+DEEP_PAGE_OFFSET = 1000
+
+
+def ticket_page(*, organization: Organization, filters: dict, page: int, per_page: int, columns: tuple) -> Page:
+    """A page of the list (ticket_list_public's filters, and the panel's status_id and assignee_id), at the same cost on
+    page 2 and on page 20,000, with an exact `total` that does not read the tickets (docs/performance.md)."""
+    given = {name: value for name, value in filters.items() if value not in (None, "")}
+    tickets = _filtered(organization, **given)
+    total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else None
+    if total is None:
+        total = tickets.count()
+    offset = (page - 1) * per_page
+    if offset >= total:
+        return Page(items=[], total=total, per_page=per_page, number=page)
+    start = _nth_newest_number(organization, offset, total) if offset >= DEEP_PAGE_OFFSET and not given else None
+    if start is not None:  # numbered in order: the page is the next `per_page` numbers from `start` down
+        rows = Ticket.objects.filter(organization=organization, number__lte=start).order_by("-number")
+        items = list(rows.values_list(*columns)[:per_page])
+    else:
+        items = list(tickets.values_list(*columns)[offset : offset + per_page])
+    return Page(items=items, total=total, per_page=per_page, number=page)
+
+
+def _counted_total(organization: Organization, filters: dict) -> int:
+    counts = TicketCount.objects.filter(organization=organization, **filters)
+    return counts.aggregate(total=Sum("tickets"))["total"] or 0
+
+
+def _nth_newest_number(organization: Organization, offset: int, total: int) -> int | None:
+    """The number of the list's ticket at `offset` (newest first), from the sequence and the numbers
+    deleted tickets left; None when the numbers do not follow creation, or do not add up to `total`
+    (the page then reads by OFFSET)."""
+    gap_count = TicketNumberGap.objects.filter(organization=OuterRef("organization")).values("organization")
+    gap_count = gap_count.annotate(n=Count("pk")).values("n")
+    sequence = TicketSequence.objects.filter(organization=organization, numbered_in_order=True)
+    found = sequence.annotate(gaps=Subquery(gap_count)).values_list("last_number", "gaps").first()
+    if found is None:
+        return None
+    last_number, gaps = found[0], found[1] or 0
+    if last_number - gaps != total:
+        return None
+    # Without gaps above it, the ticket at `offset` has this number; each gap at or above it moves it one down.
+    number = last_number - offset
+    lowest = number - gaps
+    above = TicketNumberGap.objects.filter(organization=organization, number__gte=lowest, number__lte=last_number)
+    for gap in above.order_by("-number").values_list("number", flat=True):
+        if gap < number:
+            break
+        number -= 1
+    return number
+
+
+@dataclass(frozen=True)
+class TicketsAfter:
+    """A page of the list in cursor mode: its rows, and the last one's place in the order (None at the end)."""
+
+    items: list
+    total: int
+    last: tuple | None
+
+
+class _RowBefore(Func):
+    """`(a, b) < (c, d)`: the list's order as one comparison an index answers."""
+
+    arity = 4
+    output_field = BooleanField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        compiled = [compiler.compile(expression) for expression in self.source_expressions]
+        sql = [part for part, _ in compiled]
+        params = [param for _, part_params in compiled for param in part_params]
+        return f"({sql[0]}, {sql[1]}) < ({sql[2]}, {sql[3]})", params
+
+
+def ticket_page_after(
+    *, organization: Organization, filters: dict, after: tuple | None, per_page: int, columns: tuple
+) -> TicketsAfter:
+    """The `per_page` tickets after `after` ((created_at, number) of the last one read), newest first:
+    a keyset read that costs the same anywhere in the list, and never skips nor repeats a ticket that
+    stays, whatever is created meanwhile."""
+    given = {name: value for name, value in filters.items() if value not in (None, "")}
+    tickets = _filtered(organization, **given)
+    total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else tickets.count()
+    if after is not None:
+        created_at, number = after
+        tickets = tickets.filter(
+            _RowBefore(F("created_at"), F("number"), Value(created_at, output_field=DateTimeField()), Value(number))
+        )
+    rows = list(tickets.values_list("created_at", "number", *columns)[: per_page + 1])
+    last = rows[per_page - 1][:2] if len(rows) > per_page else None
+    return TicketsAfter(items=[row[2:] for row in rows[:per_page]], total=total, last=last)
 
 
 @dataclass(frozen=True)

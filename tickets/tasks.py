@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from tickets.attachments.services import attachment_files_sweep
+from tickets.counts import ticket_counts_recount
 from tickets.services import tombstones_purge_expired
 
 
@@ -16,3 +17,9 @@ def sweep_attachment_files() -> int:
 def purge_expired_tombstones() -> int:
     """Deleted tickets' tombstones older than the retention (the change list's cursors expire with them)."""
     return tombstones_purge_expired()
+
+
+@shared_task(name="tickets.recount_ticket_counts", ignore_result=True)
+def recount_ticket_counts() -> int:
+    """The organizations' ticket counters checked against their tickets, a batch per run; drift corrected."""
+    return ticket_counts_recount().organizations

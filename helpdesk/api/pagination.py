@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-PAGE_PARAMETERS = ("page", "por_pagina")
+PAGE_PARAMETERS = ("page", "por_pagina", "cursor")
 
 
 @dataclass(frozen=True)

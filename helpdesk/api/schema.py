@@ -273,7 +273,8 @@ def envelope(name: str, data, *, many: bool = False):
     return set_override(wrapper, "many", False)
 
 
-def page_of(name: str, item_serializer):
+def page_of(name: str, item_serializer, **more_fields):
+    """The paginated shape; `more_fields` are optional members some calls add (the list's cursor mode)."""
     return inline_serializer(
         name=name,
         fields={
@@ -282,6 +283,7 @@ def page_of(name: str, item_serializer):
             "por_pagina": serializers.IntegerField(min_value=1),
             "pagina_atual": serializers.IntegerField(min_value=1),
             "ultima_pagina": serializers.IntegerField(min_value=1),
+            **more_fields,
         },
     )
 

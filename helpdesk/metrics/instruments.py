@@ -79,3 +79,18 @@ def rate_limit_rejected(limit: str) -> None:
 @never_fails
 def task_failed(task: str) -> None:
     celery_task_failures.labels(task).inc()
+
+
+ticket_count_corrections = Counter(
+    "helpdesk_ticket_count_corrections",
+    "Tickets the periodic recount found missing from (or extra in) the organizations' ticket counters.",
+    ["direction"],
+)
+
+
+@never_fails
+def ticket_counts_corrected(*, added: int, removed: int) -> None:
+    if added:
+        ticket_count_corrections.labels("acrescentados").inc(added)
+    if removed:
+        ticket_count_corrections.labels("retirados").inc(removed)

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from helpdesk.api.base import EnvelopeViewSet, raw_body
 from helpdesk.api.renderers import enveloped
-from helpdesk.ratelimit import client_address, count_request
+from helpdesk.ratelimit import client_address, count_request, in_flight_acquire, in_flight_release
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import (
     HEADER,
@@ -46,6 +46,7 @@ class PartnerViewSet(EnvelopeViewSet):
 
     def initial(self, request, *args, **kwargs):
         self._idempotency = None
+        self._in_flight = None
         try:
             super().initial(request, *args, **kwargs)
         except (drf.NotAuthenticated, drf.AuthenticationFailed):
@@ -58,6 +59,7 @@ class PartnerViewSet(EnvelopeViewSet):
                 policy="sem-credencial",
             )
             raise
+        self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:
             self._idempotency = idempotency_claim(
@@ -95,6 +97,8 @@ class PartnerViewSet(EnvelopeViewSet):
         return super().handle_exception(exc)
 
     def finalize_response(self, request, response, *args, **kwargs):
+        in_flight_release(getattr(self, "_in_flight", None))
+        self._in_flight = None
         idempotency = getattr(self, "_idempotency", None)
         # A rolled-back request takes its claim with it: a retry runs again.
         # An upload runs outside the request's transaction (EnvelopeViewMixin.streams_upload): its claim

@@ -150,6 +150,7 @@ class Stack:
             # Leases, the dispatcher's interval and the requeue delay are the production defaults:
             # the fault tests measure recovery as an operator would see it.
             "PARTNER_RATE_LIMIT": "100000/m",
+            "PARTNER_MAX_CONCURRENT_REQUESTS": "0",
             "PARTNER_UNAUTHENTICATED_RATE_LIMIT": "100000/m",
             "LOGIN_RATE_LIMIT": "100000/m",
             "PANEL_RATE_LIMIT": "100000/m",

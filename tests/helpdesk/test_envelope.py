@@ -320,7 +320,7 @@ def test_unexpected_exception_in_a_view_is_a_500_envelope_without_a_stack_trace(
     def explode(**kwargs):
         raise RuntimeError("detalhe-interno-secreto")
 
-    monkeypatch.setattr("tickets.api.views.ticket_list_public", explode)
+    monkeypatch.setattr("tickets.api.pages.ticket_page", explode)
 
     response = partner.get(TICKETS)
 

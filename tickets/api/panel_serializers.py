@@ -35,7 +35,7 @@ class PanelTicketOut(TicketSummaryOut):
 
 
 class PanelTicketListQuery(TicketListQuery):
-    # Fields map to ticket_list_panel's filters (source=), plus the page.
+    # Fields map to ticket_page's filters (source=), plus the page.
     status = serializers.UUIDField(source="status_id", required=False)
     atendente = serializers.UUIDField(source="assignee_id", required=False)
 

@@ -4,7 +4,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 
 from helpdesk.actors import Actor
-from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.parsers import JSONObjectParser
 from helpdesk.api.responses import EnvelopeResponse
@@ -14,6 +13,7 @@ from helpdesk.permissions import DELETE_TICKETS_PERM
 from helpdesk.selectors import agent_get
 from tickets.api.attachment_serializers import PanelReplyUploadIn, attachment_row, attachments_panel
 from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
+from tickets.api.pages import ticket_list_payload
 from tickets.api.panel_serializers import (
     PanelReplyEditIn,
     PanelReplyIn,
@@ -25,6 +25,7 @@ from tickets.api.panel_serializers import (
     PanelTicketOut,
     PanelTicketUpdateIn,
 )
+from tickets.api.serializers import LIST_CURSOR_OUT
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
 from tickets.selectors import (
@@ -32,7 +33,6 @@ from tickets.selectors import (
     reply_get,
     status_list,
     ticket_get,
-    ticket_list_panel,
     ticket_row_panel,
 )
 from tickets.services import (
@@ -59,14 +59,14 @@ class PanelTicketViewSet(AgentPanelViewSet):
         tags=TAGS,
         description="Tickets da organização, com notas internas (`interna`), do mais novo ao mais antigo.",
         parameters=[PanelTicketListQuery],
-        responses={200: envelope("TicketsDoPainelListados", page_of("PaginaTicketDoPainel", PanelTicketOut))},
+        responses={
+            200: envelope("TicketsDoPainelListados", page_of("PaginaTicketDoPainel", PanelTicketOut, **LIST_CURSOR_OUT))
+        },
     )
     def list(self, request):
-        query = PanelTicketListQuery.from_request(request)
-        page = query.page_of(
-            ticket_list_panel(organization=self.organization, **query.filters), columns=PANEL_TICKET_COLUMNS
-        )
-        return EnvelopeResponse(page_payload(page, tickets_panel), message="Tickets listados.")
+        query = PanelTicketListQuery.from_request(request, self.organization)
+        payload = ticket_list_payload(query, self.organization, columns=PANEL_TICKET_COLUMNS, build=tickets_panel)
+        return EnvelopeResponse(payload, message="Tickets listados.")
 
     @extend_schema(
         operation_id="panel_tickets_create",

@@ -1,5 +1,8 @@
 """Partner API shapes: TicketPublico and RespostaPublica out, requests in."""
 
+from dataclasses import dataclass
+
+from django.core import signing
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -115,12 +118,78 @@ class ReplyIn(serializers.Serializer):
     mensagem = TextField(source="body", max_length=65535)
 
 
+LIST_CURSOR_SALT = "tickets.lista"
+BAD_LIST_CURSOR = "Informe o proximo_cursor de uma resposta anterior, ou deixe vazio para começar do início da lista."
+
+
+def list_cursor(last: tuple, page: int, organization) -> str:
+    """Where the next page of the list starts, signed for this organization: (criado_em, numero) of
+    the last ticket read, and the next page's number."""
+    created_at, number = last
+    return signing.dumps([created_at.isoformat(), number, page], salt=f"{LIST_CURSOR_SALT}:{organization.pk}")
+
+
+@dataclass(frozen=True)
+class ListPosition:
+    """A loaded list cursor: after this (created_at, number), on this page; `after` None at the start."""
+
+    after: tuple | None
+    page: int
+
+
+LIST_CURSOR_OUT = {
+    "proximo_cursor": serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="Só no modo cursor (`cursor`): o `cursor` da próxima página; null depois da última.",
+    )
+}
+
+
 class TicketListQuery(PageQuery):
     # Fields map to ticket_list_public's filters (source=), plus the page.
     por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
     numero = serializers.IntegerField(source="number", required=False, min_value=1, max_value=2_147_483_647)
     busca = TextField(source="search", required=False, allow_blank=True, max_length=255)
+    external_id = TextField(
+        required=False, allow_blank=True, max_length=255, help_text="O ticket com este `external_id` (busca exata)."
+    )
+    cursor = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        help_text=(
+            "Modo cursor, o recomendado para percorrer a lista inteira: vazio na primeira chamada, depois o "
+            "`proximo_cursor` da resposta anterior (com os mesmos filtros). Cada página custa o mesmo em "
+            "qualquer ponto da lista e nenhum ticket é pulado nem repetido enquanto outros são criados; "
+            "`page` é ignorado."
+        ),
+    )
+
+    @classmethod
+    def from_request(cls, request, organization=None) -> "TicketListQuery":
+        query = cls(data=request.query_params, context={"organization": organization})
+        query.is_valid(raise_exception=True)
+        return query
+
+    @property
+    def position(self) -> ListPosition | None:
+        """Where cursor mode reads from; None in page mode."""
+        return self.validated_data.get("cursor")
+
+    def validate_cursor(self, value: str) -> ListPosition:
+        if value == "":
+            return ListPosition(after=None, page=1)
+        salt = f"{LIST_CURSOR_SALT}:{self.context['organization'].pk}"
+        try:
+            created_at, number, page = signing.loads(value, salt=salt)
+            moment = parse_datetime(created_at)
+        except (signing.BadSignature, ValueError, TypeError, UnicodeError):
+            moment = None
+        if moment is None or type(number) is not int or type(page) is not int:
+            raise serializers.ValidationError(BAD_LIST_CURSOR)
+        return ListPosition(after=(moment, number), page=page)
 
 
 # --- the change list -----------------------------------------------------------------------------

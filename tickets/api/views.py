@@ -19,7 +19,9 @@ from tickets.api.output import (
     tickets_public,
     tombstone_public,
 )
+from tickets.api.pages import ticket_list_payload
 from tickets.api.serializers import (
+    LIST_CURSOR_OUT,
     ReplyIn,
     ReplyPublicOut,
     TicketChangesOut,
@@ -34,7 +36,6 @@ from tickets.selectors import (
     reply_get_public,
     ticket_changes,
     ticket_get,
-    ticket_list_public,
     ticket_row_public,
 )
 from tickets.services import (
@@ -71,14 +72,14 @@ class TicketViewSet(PartnerViewSet):
             "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro."
         ),
         parameters=[TicketListQuery],
-        responses={200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut))},
+        responses={
+            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut, **LIST_CURSOR_OUT))
+        },
     )
     def list(self, request):
-        query = TicketListQuery.from_request(request)
-        page = query.page_of(
-            ticket_list_public(organization=self.organization, **query.filters), columns=TICKET_COLUMNS
-        )
-        return EnvelopeResponse(page_payload(page, tickets_public), message="Tickets listados.")
+        query = TicketListQuery.from_request(request, self.organization)
+        payload = ticket_list_payload(query, self.organization, columns=TICKET_COLUMNS, build=tickets_public)
+        return EnvelopeResponse(payload, message="Tickets listados.")
 
     @extend_schema(
         operation_id="v1_tickets_create",

@@ -1,0 +1,29 @@
+"""The ticket list's two modes, one description: pages (`page`) and the cursor (`cursor`)."""
+
+import math
+
+from helpdesk.api.pagination import page_payload
+from tickets.api.serializers import TicketListQuery, list_cursor
+from tickets.selectors import ticket_page, ticket_page_after
+
+
+def ticket_list_payload(query: TicketListQuery, organization, *, columns: tuple, build) -> dict:
+    """The paginated shape; in cursor mode it also carries `proximo_cursor` (null after the last page)."""
+    data, position = query.validated_data, query.position
+    per_page, filters = data["por_pagina"], query.filters
+    if position is None:
+        page = ticket_page(
+            organization=organization, filters=filters, page=data["page"], per_page=per_page, columns=columns
+        )
+        return page_payload(page, build)
+    read = ticket_page_after(
+        organization=organization, filters=filters, after=position.after, per_page=per_page, columns=columns
+    )
+    return {
+        "data": build(read.items),
+        "total": read.total,
+        "por_pagina": per_page,
+        "pagina_atual": position.page,
+        "ultima_pagina": max(1, math.ceil(read.total / per_page)),
+        "proximo_cursor": list_cursor(read.last, position.page + 1, organization) if read.last else None,
+    }
