@@ -287,6 +287,8 @@ SEMANTIC_REJECTIONS = {
         "Informe o proximo_cursor de uma resposta anterior ou uma data e hora ISO 8601 com fuso horário "
         "(por exemplo, 2025-01-31T12:00:00Z).",
     ),
+    # The ticket list's `cursor`: empty, or a cursor only the service can make (signed).
+    "cursor": ("Informe o proximo_cursor de uma resposta anterior, ou deixe vazio para começar do início da lista.",),
 }
 
 

@@ -415,9 +415,11 @@ def test_a_first_attempt_past_its_guard_is_queued_again_only_when_the_queue_is_e
     assert sorted(queued) == sorted(expected)
 
 
-def test_the_dispatcher_tells_a_queue_with_messages_from_an_empty_one():
+def test_the_dispatcher_tells_a_queue_with_messages_from_an_empty_one(monkeypatch):
     """With the broker the tests run on (the embedded one, or Redis in CI's PostgreSQL pass)."""
     from celery import current_app
+
+    monkeypatch.undo()  # the real broker, not the module's `queued` stand-in
 
     with current_app.connection_for_write() as connection:
         connection.default_channel.queue_purge(current_app.conf.task_default_queue)

@@ -215,13 +215,13 @@ class Migration(migrations.Migration):
                 (
                     "organization",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="helpdesk.organization"
+                        db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="helpdesk.organization"
                     ),
                 ),
                 (
                     "status",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tickets.ticketstatus"
+                        db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tickets.ticketstatus"
                     ),
                 ),
             ],
@@ -241,7 +241,7 @@ class Migration(migrations.Migration):
                 (
                     "organization",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="helpdesk.organization"
+                        db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="helpdesk.organization"
                     ),
                 ),
             ],
