@@ -3,12 +3,14 @@
 Run by bench/run.py with the product's settings:
     python -m bench.bulk --organization ID --tickets 100000
 
-Rows stay valid for the product: numbers continue the organization's sequence
-(and tickets_ticketsequence.last_number is moved past them) under the
-sequence's row lock, each ticket has a contact of the organization and one of
-its statuses, and a customer reply and an internal note by one of its agents.
-Table and column names come from the models, so a renamed column is followed.
-The bulk tickets are older than the seeded ones, as a backlog is.
+Rows stay valid for the product: the bulk tickets are older than the ones
+already there, as a backlog is, so they take the lowest numbers (the others move
+up, under the sequence's row lock) and numbers keep following creation; each
+ticket has a contact of the organization and one of its statuses, and a customer
+reply and an internal note by one of its agents. The database's triggers count
+them (tickets.migrations.0007); the organization is recounted after the load, as
+beat would. Table and column names come from the models, so a renamed column is
+followed.
 """
 
 import argparse
@@ -32,9 +34,11 @@ def main() -> None:
     options = parser.parse_args()
 
     from django.db import connection, transaction
+    from django.utils import timezone
 
     from helpdesk.models import Agent
-    from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequence, TicketStatus
+    from tickets.counts import ticket_counts_recount_organization
+    from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketCount, TicketSequence, TicketStatus
 
     quote = connection.ops.quote_name
 
@@ -56,7 +60,15 @@ def main() -> None:
         count = options.tickets - existing
         if count <= 0:
             return
-        first = sequence.last_number
+        # The backlog is older than every ticket there: it takes numbers 1..count, the others move up.
+        oldest = Ticket.objects.filter(organization_id=organization).order_by("created_at").first()
+        # In two steps, so no number is ever taken twice on the way.
+        for shift in (sequence.last_number + count, -sequence.last_number):
+            cursor.execute(
+                f"UPDATE {table(Ticket)} SET {col(Ticket, 'number')} = {col(Ticket, 'number')} + %s "  # noqa: S608
+                f"WHERE {col(Ticket, 'organization')} = %s",
+                [shift, organization],
+            )
         C, T, R = Contact, Ticket, Reply
         cursor.execute(
             f"""
@@ -75,7 +87,7 @@ def main() -> None:
                 {col(T, "description")}, {col(T, "priority")}, {col(T, "channel")}, {col(T, "source_system")},
                 {col(T, "status")}, {col(T, "requester")}, {col(T, "assignee")}, {col(T, "external_id")},
                 {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")})
-            SELECT gen_random_uuid(), %(org)s, %(first)s + g,
+            SELECT gen_random_uuid(), %(org)s, g,
                 (%(subjects)s::text[])[1 + g %% %(subject_count)s] || ' #' || (200000 + g),
                 'Cliente relata: ' || lower((%(subjects)s::text[])[1 + (g * 7) %% %(subject_count)s])
                     || '. Pedido ' || (900000 + g) || '.',
@@ -85,17 +97,17 @@ def main() -> None:
                 c.{col(C, "id")},
                 CASE WHEN g %% 5 = 0 THEN (%(agents)s::uuid[])[1 + g %% %(agent_count)s] END,
                 'bulk-' || g,
-                now() - interval '1 day' - g * interval '30 seconds',
-                now() - interval '1 day' - g * interval '30 seconds',
-                CASE WHEN g %% 7 = 0 THEN now() - interval '1 day' - g * interval '20 seconds' END
+                %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
+                %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
+                CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END
             FROM generate_series(1, %(count)s) AS g
             JOIN {table(C)} c ON c.{col(C, "organization")} = %(org)s
                 AND c.{col(C, "external_id")} = 'bulk-cli-' || (1 + g %% %(contacts)s)
             """,  # noqa: S608
             {
                 "org": organization,
-                "first": first,
                 "count": count,
+                "before": oldest.created_at if oldest else timezone.now(),
                 "subjects": SUBJECTS,
                 "subject_count": len(SUBJECTS),
                 "open": statuses[StatusCategory.OPEN],
@@ -120,11 +132,11 @@ def main() -> None:
                     CASE WHEN %(internal)s THEN NULL ELSE t.{col(T, "requester")} END,
                     false, t.{col(T, "created_at")} + interval '1 hour', t.{col(T, "created_at")} + interval '1 hour'
                 FROM {table(T)} t
-                WHERE t.{col(T, "organization")} = %(org)s AND t.{col(T, "number")} > %(first)s
+                WHERE t.{col(T, "organization")} = %(org)s AND t.{col(T, "number")} <= %(count)s
                 """,  # noqa: S608
                 {
                     "org": organization,
-                    "first": first,
+                    "count": count,
                     "body": body,
                     "internal": internal,
                     "origin": origin,
@@ -132,12 +144,14 @@ def main() -> None:
                     "agent_count": len(agents),
                 },
             )
-        sequence.last_number = first + count
+        sequence.last_number += count
         sequence.save(update_fields=["last_number"])
+    # As beat would: the renumbering made the triggers doubt the order; the recount looks again.
+    ticket_counts_recount_organization(organization)
     # As autovacuum would on a live database: hint bits and the visibility map set, statistics fresh,
     # so neither server pays for the bulk load on its first read (counts become index-only).
     with connection.cursor() as cursor:
-        for model in (Contact, Ticket, Reply):
+        for model in (Contact, Ticket, Reply, TicketCount):
             cursor.execute(f"VACUUM ANALYZE {table(model)}")  # noqa: S608
 
 

@@ -139,12 +139,14 @@ def api_burst(*, python, web_port: int, rate_limit: int = 120, seconds: float = 
     """A's list at 10 requests a second, alone and while B spends `rate_limit` requests at once."""
     quiet, noisy = Tenant(python, web_port, "Calma"), Tenant(python, web_port, "Rajada")
 
+    burst_statuses: list[int] = []
+
     def steady(during_burst: bool) -> list[float]:
         client, timings, burst_done = Client(web_port), [], threading.Event()
 
         def burst() -> None:
             with ThreadPoolExecutor(max_workers=16) as pool:
-                list(pool.map(lambda _: _get(web_port, noisy.key), range(rate_limit)))
+                burst_statuses.extend(pool.map(lambda _: _get(web_port, noisy.key), range(rate_limit)))
             burst_done.set()
 
         if during_burst:
@@ -171,9 +173,11 @@ def api_burst(*, python, web_port: int, rate_limit: int = 120, seconds: float = 
         "quiet_p95_beside_burst_ms": _percentile(beside, 95) * 1000,
     }
     result["p95_ratio"] = result["quiet_p95_beside_burst_ms"] / result["quiet_p95_alone_ms"]
+    result["burst_answered"] = {str(status): burst_statuses.count(status) for status in sorted(set(burst_statuses))}
     log(
         f"  API: a quiet organization's list p95 {result['quiet_p95_alone_ms']:.1f} ms alone, "
-        f"{result['quiet_p95_beside_burst_ms']:.1f} ms beside a burst of {rate_limit} ({result['p95_ratio']:.2f}x)"
+        f"{result['quiet_p95_beside_burst_ms']:.1f} ms beside a burst of {rate_limit} ({result['p95_ratio']:.2f}x); "
+        f"the burst answered {result['burst_answered']}"
     )
     return result
 

@@ -65,7 +65,8 @@ def _worst(rows: list[dict], value, *, lowest: bool) -> tuple:
     return (min if lowest else max)(measured, key=lambda pair: pair[0])
 
 
-ALL_SECTIONS = ("endpoints", "webhooks", "tenants", "busca")
+ALL_SECTIONS = ("endpoints", "webhooks", "tenants", "busca", "large", "orgs")
+BEAT_RUN_GROWTH_MAX = 2.0
 
 
 def checks(results: dict) -> list[Check]:
@@ -80,6 +81,51 @@ def checks(results: dict) -> list[Check]:
         found += _webhook_checks(results.get("webhooks") or {})
     if "tenants" in sections:
         found += _neighbour_checks(results.get("neighbours") or {})
+    if "large" in sections:
+        found += _large_checks(results.get("large") or {})
+    if "orgs" in sections:
+        value = (results.get("orgs") or {}).get("ratio")
+        found.append(
+            Check(
+                "beat's periodic work, one run: 10,000 organizations vs 100",
+                fmt(value, 2),
+                f"<= {BEAT_RUN_GROWTH_MAX:g}x",
+                value is not None and value <= BEAT_RUN_GROWTH_MAX,
+            )
+        )
+    return found
+
+
+def _large_checks(big: dict) -> list[Check]:
+    from bench.large import DEEP_OVER_PAGE_2_MIN, TARGETS
+
+    found = []
+    for size, ratios in (big.get("ratios") or {}).items():
+        for key, limit in TARGETS.items():
+            value = ratios.get(key)
+            found.append(
+                Check(
+                    f"large: {key} at {int(size):,} tickets vs 1,000 (req/s)",
+                    fmt(value, 2),
+                    f">= {limit}x",
+                    value is not None and value >= limit,
+                )
+            )
+        value = ratios.get("deep_over_page_2")
+        found.append(
+            Check(
+                f"large: page 20,000 vs page 2 at {int(size):,} tickets (req/s)",
+                fmt(value, 2),
+                f">= {DEEP_OVER_PAGE_2_MIN}x",
+                value is not None and value >= DEEP_OVER_PAGE_2_MIN,
+            )
+        )
+    runs = [
+        (f"{row['label']} @{int(size):,}", row)
+        for size, rows in (big.get("rows") or {}).items()
+        for row in rows.values()
+    ]
+    found.append(_errors_check("errors, large organization runs", runs))
     return found
 
 
@@ -233,6 +279,10 @@ def _neighbours(results: dict) -> tuple[list[str], list[list[str]]]:
             f"quiet organization's list p95 alone / beside a burst of {api.get('burst_requests', 0)}",
             f"{fmt(api.get('quiet_p95_alone_ms'), 1, ' ms')} / {fmt(api.get('quiet_p95_beside_burst_ms'), 1, ' ms')}",
         ],
+        [
+            f"the burst's answers (PARTNER_MAX_CONCURRENT_REQUESTS={api.get('max_concurrent_requests', '-')})",
+            ", ".join(f"{status}: {n}" for status, n in (api.get("burst_answered") or {}).items()) or "-",
+        ],
     ]
     return ["many tenants", "value"], body
 
@@ -327,6 +377,24 @@ def _busca(results: dict) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def _large(results: dict) -> tuple[list[str], list[list[str]]]:
+    big = results.get("large") or {}
+    sizes = [str(size) for size in big.get("sizes", [])]
+    header = ["measurement", *(f"req/s @{int(size):,}" for size in sizes), *(f"p99 ms @{int(s):,}" for s in sizes)]
+    rows = big.get("rows") or {}
+    keys = list(rows.get(sizes[0], {})) if sizes else []
+    body = [
+        [
+            rows[sizes[0]][key]["label"],
+            *(fmt(rows[size][key]["rps"], 0) for size in sizes),
+            *(fmt(rows[size][key]["p99_ms"], 1) for size in sizes),
+        ]
+        for key in keys
+    ]
+    grown = ", ".join(f"{int(size):,} in {seconds:g} s" for size, seconds in (big.get("grow_seconds") or {}).items())
+    return header, body, grown
+
+
 def _webhooks(results: dict) -> tuple[list[str], list[list[str]]]:
     hooks = results.get("webhooks") or {}
     steady, burst = hooks.get("steady") or {}, hooks.get("burst") or {}
@@ -368,6 +436,17 @@ def _sections(results: dict, found: list[Check]) -> list[tuple[str, list[str], l
         ("webhooks", ("Webhooks", *_webhooks(results), [])),
         ("tenants", ("Many tenants: a slow partner, a burst", *_neighbours(results), [])),
     ]
+    if "orgs" in sections:
+        runs = (results.get("orgs") or {}).get("runs") or []
+        tasks = list(runs[0]["tasks_ms"]) if runs else []
+        header = ["beat task, one run (ms, median of 5)", *(f"{run['organizations']:,} organizations" for run in runs)]
+        body = [[task, *(fmt(run["tasks_ms"].get(task), 1) for run in runs)] for task in tasks]
+        body.append(["all of them", *(fmt(run["run_ms"], 1) for run in runs)])
+        measured.append(("orgs", ("Many organizations: beat's periodic work", header, body, [])))
+    if "large" in sections:
+        header, body, grown = _large(results)
+        note = f"One organization of its own, product only, wrk at 16 connections, por_pagina=25. Grown: {grown}."
+        measured.append(("large", ("A large organization", header, body, [note])))
     return [
         *(section for name, section in measured if name in sections),
         (

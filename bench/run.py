@@ -30,6 +30,7 @@ from pathlib import Path
 import psycopg
 
 from bench import report
+from bench.large import large
 from bench.loadgen import Client, Endpoint, StatementCounter, run_wrk, sql_per_request
 from bench.neighbours import api_burst, noisy_neighbour
 from bench.stack import (
@@ -60,13 +61,15 @@ ROLES = {
 UNLIMITED = "1000000000/m"
 CONNECTIONS = (16, 64)
 BULK_TICKETS = 100_000
+MANY_ORGANIZATIONS = (100, 10_000)
 # The 5,000-event burst goes to this many webhooks in turn: one webhook's attempts in flight are capped
 # (WEBHOOK_MAX_IN_FLIGHT), so a single one measures its cap, not the service.
 BURST_WEBHOOKS = 8
 OUT_DIR = ROOT / "var" / "bench"
 # What a run measures (--only picks some): the endpoints under wrk and their SQL, webhook latency and drain,
-# many tenants (a slow partner, an API burst), busca at 100,000 tickets.
-SECTIONS = ("endpoints", "webhooks", "tenants", "busca")
+# many tenants (a slow partner, an API burst), busca at 100,000 tickets, an organization grown to 1,000,000
+# (10,000,000 with --huge), beat's periodic work at 100 and at 10,000 organizations.
+SECTIONS = ("endpoints", "webhooks", "tenants", "busca", "large", "orgs")
 # Settings the bench sets itself; the rest of the environment (WEB_CONCURRENCY, ...) passes through.
 OWN_VARIABLES = {
     "PORT",
@@ -113,6 +116,9 @@ class Bench:
             SECRET_KEY=self.secret_key,
             JWT_SIGNING_KEY=self.jwt_key,
             PARTNER_RATE_LIMIT=UNLIMITED,
+            # One partner at 16 and 64 connections is what the endpoint rows measure; the many-tenants
+            # section restarts the web server with the production default for its API burst.
+            PARTNER_MAX_CONCURRENT_REQUESTS="0",
             PANEL_RATE_LIMIT=UNLIMITED,
             LOGIN_RATE_LIMIT=UNLIMITED,
             WEBHOOK_ALLOW_INSECURE_URLS="true",
@@ -174,6 +180,19 @@ class Bench:
         seed_file = self.workdir / "seed.json"
         self.python("-m", "bench.seed", "--out", str(seed_file), "--workdir", str(self.workdir))
         self.seed_data = json.loads(seed_file.read_text())
+
+    def start_web(self, **extra: str) -> None:
+        self.supervisor.spawn_shell("web", self.procfile["web"], self.env("web", PORT=str(self.web_port), **extra))
+        wait_until(
+            lambda: http_status(f"http://127.0.0.1:{self.web_port}/api/health") == 200,
+            timeout=60,
+            what="the web server's /api/health",
+            alive=lambda: self.supervisor.check_alive("web"),
+        )
+
+    def restart_web(self, **extra: str) -> None:
+        self.supervisor.stop("web")
+        self.start_web(**extra)
 
     def start_servers(self) -> None:
         self.web_port, self.ref_port = free_port(), free_port()
@@ -465,10 +484,13 @@ class Bench:
 
     def neighbours(self) -> dict:
         log("many tenants: a slow and a timing-out partner beside a healthy one; one organization's API burst")
-        return {
-            "noisy_neighbour": noisy_neighbour(python=self.python, web_port=self.web_port, receiver=self.receiver),
-            "api_burst": api_burst(python=self.python, web_port=self.web_port),
-        }
+        noisy = noisy_neighbour(python=self.python, web_port=self.web_port, receiver=self.receiver)
+        log("  the web server again, with the production default of PARTNER_MAX_CONCURRENT_REQUESTS")
+        default = str(settings_default("PARTNER_MAX_CONCURRENT_REQUESTS"))
+        self.restart_web(PARTNER_MAX_CONCURRENT_REQUESTS=default)
+        burst_result = api_burst(python=self.python, web_port=self.web_port)
+        self.restart_web()
+        return {"noisy_neighbour": noisy, "api_burst": {**burst_result, "max_concurrent_requests": int(default)}}
 
     def more_webhooks(self, token: str, count: int) -> list[str]:
         """`count` more webhooks of the organization (their own paths on the receiver), as other partners."""
@@ -485,6 +507,16 @@ class Bench:
             ids.append(data["data"]["id"])
         client.close()
         return ids
+
+    def many_organizations(self) -> dict:
+        """Beat's periodic tasks, each run in process, at 100 organizations and at 10,000 (bench.many_orgs)."""
+        runs = []
+        for count in MANY_ORGANIZATIONS:
+            log(f"many organizations: {count:,} (one webhook and three tickets each), beat's tasks timed")
+            result = json.loads(self.python("-m", "bench.many_orgs", "--organizations", str(count)).splitlines()[-1])
+            log(f"  one run of every beat task: {result['run_ms']:.1f} ms ({result['tasks_ms']})")
+            runs.append(result)
+        return {"runs": runs, "ratio": runs[-1]["run_ms"] / runs[0]["run_ms"] if runs[0]["run_ms"] else None}
 
     def busca_100k(self, rows: list[dict]) -> tuple[list[dict], dict]:
         by_key = {(row["key"], row["connections"]): row for row in rows}
@@ -548,6 +580,8 @@ class Bench:
         hooks = self.webhooks() if "webhooks" in only else {}
         neighbours = self.neighbours() if "tenants" in only else {}
         busca, ratios = self.busca_100k(rows) if "busca" in only else ([], {})
+        big = large(self, huge=self.options.huge) if "large" in only else {}
+        organizations = self.many_organizations() if "orgs" in only else {}
         return {
             "sections": sorted(only, key=SECTIONS.index),
             "meta": {
@@ -574,7 +608,20 @@ class Bench:
             "ratios": ratios,
             "webhooks": hooks,
             "neighbours": neighbours,
+            "large": big,
+            "orgs": organizations,
         }
+
+
+def settings_default(name: str) -> str:
+    """A setting's default as config/settings.py reads it (`env.<type>("NAME", default=...)`)."""
+    import re
+
+    text = (ROOT / "config" / "settings.py").read_text()
+    match = re.search(rf'env\.\w+\("{name}", default=([^)]+)\)', text)
+    if match is None:
+        raise RuntimeError(f"no default for {name} in config/settings.py")
+    return match.group(1).strip().strip('"')
 
 
 def _runs(row: dict) -> dict:
@@ -604,6 +651,9 @@ def _parse(argv) -> argparse.Namespace:
     parser.add_argument("--webhook-seconds", type=float, default=10, help="seconds of steady agent replies")
     parser.add_argument("--burst", type=int, default=5000, help="events in the webhook burst")
     parser.add_argument("--drain-cap", type=float, default=70, help="give up on the burst after this many seconds")
+    parser.add_argument(
+        "--huge", action="store_true", help="grow the large section's organization to 10,000,000 tickets too"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) for inspection")
     parser.add_argument(
         "--only",

@@ -1,0 +1,156 @@
+"""The bench's "large" section: one organization measured at 1,000 tickets, grown (set-based,
+bench.bulk) to 1,000,000, and to 10,000,000 with --huge, and measured again at each size.
+
+The organization is its own (created with the operator commands), so the other sections' numbers do
+not move. Each row is the product alone under wrk at 16 connections: the targets are ratios of the
+product to itself at another size (docs/performance.md, "Big organizations").
+"""
+
+import json
+import secrets
+import time
+
+from bench.loadgen import Client, Endpoint, run_wrk
+from bench.stack import log
+
+SIZES = (1_000, 1_000_000)
+HUGE = 10_000_000
+CONNECTIONS = 16
+DEEP_PAGE = 20_000
+PER_PAGE = 25
+# ~10% of the bulk tickets hold it (bench.seed.SUBJECTS: one subject and one description in 20); the
+# rare term is one bulk ticket's subject (and its number).
+COMMON_TERM = "reembolso"
+RARE_TERM = "200777"
+# Each row against the same row at 1,000 tickets (or, for the deep page, page 2 at the same size).
+TARGETS = {
+    "plain": 0.8,
+    "prioridade": 0.8,
+    "status": 0.8,
+    "external_id": 0.8,
+    "busca_10": 0.3,
+}
+DEEP_OVER_PAGE_2_MIN = 0.8
+
+
+class LargeOrganization:
+    def __init__(self, bench):
+        self.bench = bench
+        self.email = "grande@bench.example"
+        self.password = "Bench-" + secrets.token_urlsafe(16)
+
+    def command(self, *args: str) -> dict:
+        return json.loads(self.bench.python("manage.py", *args, "--json"))
+
+    def create(self) -> None:
+        created = self.command(
+            "create_organization",
+            "--name",
+            "Bench Grande",
+            "--admin-email",
+            self.email,
+            "--admin-password",
+            self.password,
+        )
+        self.organization_id = created["organization_id"]
+        self.api_key = self.command("create_api_key", "--organization", self.organization_id, "--name", "grande")["key"]
+        for n in range(3):
+            self.command(
+                "create_agent",
+                "--organization",
+                self.organization_id,
+                "--name",
+                f"Atendente {n}",
+                "--email",
+                f"grande{n}@bench.example",
+            )
+
+    def login(self) -> tuple[str, str]:
+        client = Client(self.bench.web_port)
+        status, data = client.request("POST", "/api/auth/login", {"email": self.email, "senha": self.password})
+        if status != 200:
+            raise RuntimeError(f"panel login answered {status}: {data}")
+        token = data["data"]["access_token"]
+        status, data = client.request("GET", "/api/ticket-status", token=token)
+        client.close()
+        if status != 200:
+            raise RuntimeError(f"the status list answered {status}: {data}")
+        in_progress = next(item["id"] for item in data["data"] if item["categoria"] == "em_andamento")
+        return token, in_progress
+
+    def grow(self, tickets: int) -> float:
+        log(f"large: growing its organization to {tickets:,} tickets (generate_series)")
+        started = time.monotonic()
+        self.bench.python(
+            "-m", "bench.bulk", "--organization", self.organization_id, "--tickets", str(tickets), timeout=7200
+        )
+        seconds = time.monotonic() - started
+        log(f"  done in {seconds:.1f} s")
+        return seconds
+
+    def endpoints(self, in_progress: str) -> list[Endpoint]:
+        tickets = f"/api/v1/tickets?por_pagina={PER_PAGE}"
+        return [
+            Endpoint("plain", "plain list", "GET", tickets),
+            Endpoint("prioridade", "prioridade=alta", "GET", f"{tickets}&prioridade=alta"),
+            Endpoint(
+                "status",
+                "status=<em andamento> (panel)",
+                "GET",
+                f"/api/tickets?por_pagina={PER_PAGE}&status={in_progress}",
+                panel=True,
+            ),
+            Endpoint("external_id", "external_id=bulk-500", "GET", f"{tickets}&external_id=bulk-500"),
+            Endpoint("busca_10", f"busca={COMMON_TERM} (10%)", "GET", f"{tickets}&busca={COMMON_TERM}"),
+            Endpoint("busca_rare", f"busca={RARE_TERM} (rare)", "GET", f"{tickets}&busca={RARE_TERM}"),
+            Endpoint("page_2", "page=2", "GET", f"{tickets}&page=2"),
+            Endpoint("page_deep", f"page={DEEP_PAGE:,}", "GET", f"{tickets}&page={DEEP_PAGE}"),
+        ]
+
+    def measure(self, size: int) -> dict:
+        token, in_progress = self.login()
+        rows = {}
+        for endpoint in self.endpoints(in_progress):
+            result = run_wrk(
+                port=self.bench.web_port,
+                endpoint=endpoint,
+                connections=CONNECTIONS,
+                duration=self.bench.options.duration,
+                token=token if endpoint.panel else self.api_key,
+                tag=f"large-{size}-{endpoint.key}",
+            )
+            self.bench.wait_idle(self.bench.web_port)
+            rows[endpoint.key] = {"label": endpoint.label, **result}
+            log(
+                f"  {size:>10,} tickets  {endpoint.label:<32} {result['rps']:7.0f} req/s "
+                f"(p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, errors {result['errors']})"
+            )
+        return rows
+
+
+def large(bench, *, huge: bool) -> dict:
+    """Rows at each size, and the ratios the targets read."""
+    organization = LargeOrganization(bench)
+    log("large: an organization of its own (operator commands)")
+    organization.create()
+    sizes = (*SIZES, HUGE) if huge else SIZES
+    measured, grown = {}, {}
+    for size in sizes:
+        grown[size] = organization.grow(size)
+        measured[size] = organization.measure(size)
+    base = measured[SIZES[0]]
+    ratios = {}
+    for size in sizes[1:]:
+        rows = measured[size]
+        ratios[size] = {key: _ratio(rows[key], base[key]) for key in (*TARGETS, "busca_rare", "page_2")}
+        ratios[size]["deep_over_page_2"] = _ratio(rows["page_deep"], rows["page_2"])
+    return {
+        "sizes": list(sizes),
+        "rows": {str(size): rows for size, rows in measured.items()},
+        "grow_seconds": {str(size): round(seconds, 1) for size, seconds in grown.items()},
+        "ratios": {str(size): values for size, values in ratios.items()},
+    }
+
+
+def _ratio(a: dict, b: dict) -> float | None:
+    return a["rps"] / b["rps"] if b["rps"] else None
