@@ -96,7 +96,7 @@ def main() -> None:
                      ELSE %(open)s::uuid END,
                 c.{col(C, "id")},
                 CASE WHEN g %% 5 = 0 THEN (%(agents)s::uuid[])[1 + g %% %(agent_count)s] END,
-                'bulk-' || g,
+                'bulk-' || (%(earlier)s + g),
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END
@@ -108,6 +108,7 @@ def main() -> None:
                 "org": organization,
                 "count": count,
                 "before": oldest.created_at if oldest else timezone.now(),
+                "earlier": sequence.last_number,  # external ids stay unique across loads
                 "subjects": SUBJECTS,
                 "subject_count": len(SUBJECTS),
                 "open": statuses[StatusCategory.OPEN],

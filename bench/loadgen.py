@@ -102,19 +102,6 @@ class Client:
             data = None
         return response.status, data
 
-    def heaviest(self, role: str, limit: int = 12) -> list[dict]:
-        """The role's statements by total execution time: where its database time went."""
-        rows = self.connection.execute(
-            "SELECT s.calls, s.total_exec_time, s.mean_exec_time, left(s.query, 300)"
-            " FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = %s"
-            " ORDER BY s.total_exec_time DESC LIMIT %s",
-            [role, limit],
-        ).fetchall()
-        return [
-            {"calls": int(calls), "total_ms": round(total, 1), "mean_ms": round(mean, 3), "query": query}
-            for calls, total, mean, query in rows
-        ]
-
     def close(self) -> None:
         self.connection.close()
 

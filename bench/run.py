@@ -485,8 +485,11 @@ class Bench:
     def neighbours(self) -> dict:
         log("many tenants: a slow and a timing-out partner beside a healthy one; one organization's API burst")
         noisy = noisy_neighbour(python=self.python, web_port=self.web_port, receiver=self.receiver)
-        log("  the web server again, with the production default of PARTNER_MAX_CONCURRENT_REQUESTS")
-        default = str(settings_default("PARTNER_MAX_CONCURRENT_REQUESTS"))
+        # The environment's value when given (to try another), else the production default.
+        default = os.environ.get("PARTNER_MAX_CONCURRENT_REQUESTS") or settings_default(
+            "PARTNER_MAX_CONCURRENT_REQUESTS"
+        )
+        log(f"  the web server again, with PARTNER_MAX_CONCURRENT_REQUESTS={default}")
         self.restart_web(PARTNER_MAX_CONCURRENT_REQUESTS=default)
         burst_result = api_burst(python=self.python, web_port=self.web_port)
         self.restart_web()

@@ -3,7 +3,7 @@
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.core.cache import cache
@@ -22,6 +22,7 @@ from django.db.models import (
     Sum,
     Value,
 )
+from django.db.models.expressions import ExpressionWrapper
 
 from helpdesk.api.pagination import Page
 from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
@@ -171,8 +172,25 @@ def ticket_page(*, organization: Organization, filters: dict, page: int, per_pag
         rows = Ticket.objects.filter(organization=organization, number__lte=start).order_by("-number")
         items = list(rows.values_list(*columns)[:per_page])
     else:
+        tickets = _few_matches_first(tickets, given, total)
         items = list(tickets.values_list(*columns)[offset : offset + per_page])
     return Page(items=items, total=total, per_page=per_page, number=page)
+
+
+# A `busca` with at most this many matches is read from its indexes (every match, then sorted), not by
+# walking the newest-first index until the page is full: for a rare term that walk reads the whole list.
+FEW_MATCHES = 5000
+
+
+def _few_matches_first(tickets: QuerySet[Ticket], filters: dict, total: int) -> QuerySet[Ticket]:
+    """PostgreSQL's planner guesses a trigram match's frequency from the table, and for a rare term guesses
+    high: it walks the list's index and filters (6 s at 1,000,000 tickets). The count has just told the
+    truth; with few matches, an order the index cannot give makes it collect them from the trigram indexes
+    (30 ms). Same rows, same order."""
+    if connection.vendor != "postgresql" or not filters.get("search") or total > FEW_MATCHES:
+        return tickets
+    not_by_index = ExpressionWrapper(F("created_at") + Value(timedelta(0)), output_field=DateTimeField())
+    return tickets.order_by(not_by_index.desc(), F("number").desc())
 
 
 def _counted_total(organization: Organization, filters: dict) -> int:
@@ -235,6 +253,7 @@ def ticket_page_after(
     given = {name: value for name, value in filters.items() if value not in (None, "")}
     tickets = _filtered(organization, **given)
     total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else tickets.count()
+    tickets = _few_matches_first(tickets, given, total)
     if after is not None:
         created_at, number = after
         tickets = tickets.filter(

@@ -196,3 +196,22 @@ def test_totals_deep_pages_and_external_id_are_answered_by_indexes(grown):
     assert "ticket_org_number_unique" in _plan(*deep.query.sql_with_params())
     by_external_id = Ticket.objects.filter(organization=grown, external_id="pedido-777")
     assert "ticket_org_external_id_unique" in _plan(*by_external_id.query.sql_with_params())
+
+
+def test_a_rare_busca_collects_its_matches_instead_of_walking_the_whole_list(grown):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tickets import selectors
+
+    with CaptureQueriesContext(connection) as captured:
+        page = selectors.ticket_page(
+            organization=grown, filters={"search": "Assunto 17777"}, page=1, per_page=25, columns=("number",)
+        )
+
+    assert page.total == 1 and page.items == [(17778,)]  # 1 + g for g = 17777
+    page_sql = captured.captured_queries[-1]["sql"]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + page_sql)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "ticket_org_newest" not in plan, plan  # collected where they are, then sorted
