@@ -31,6 +31,7 @@ from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, free_port, wait_for
 
 TOKEN = "two-machines-metrics-token-0123456789abcdef"
 RATE_LIMIT = 60
+ATTEMPTS = 12
 SPREAD = 200  # partner requests over both ports, against a limit of RATE_LIMIT a minute
 REPLIES = 500
 ROUTE = "/api/v1/atendentes"  # the partner route this test alone calls (the ledger below)
@@ -239,7 +240,9 @@ def test_the_partner_rate_limit_is_one_budget_across_both_machines(machines, led
     too soon, or a run that straddled two windows on a very busy machine, is set aside for a new key.
     """
     ports = machines.ports
-    for attempt in range(5):
+    # A key's window ends at a moment of its own (django-ratelimit offsets it by the key): about one key
+    # in three has too little left, and on a loaded machine a run can straddle two windows; keys are cheap.
+    for attempt in range(ATTEMPTS):
         key = new_key(machines, f"limite {attempt}")["chave"]
         status, headers = ledger.partner(ports[0], key)
         assert status == 200
@@ -255,7 +258,7 @@ def test_the_partner_rate_limit_is_one_budget_across_both_machines(machines, led
         refused = [headers for status, headers in answers if status == 429]
         assert all(int(headers["Retry-After"]) >= 1 for headers in refused)
         return
-    pytest.fail("no run of 200 requests fitted in one rate-limit window in 5 tries")
+    pytest.fail(f"no run of 200 requests fitted in one rate-limit window in {ATTEMPTS} tries")
 
 
 def test_a_revoked_key_fails_on_the_next_request_on_both_machines(machines, ledger):
