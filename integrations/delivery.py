@@ -26,6 +26,7 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
+from helpdesk.db import db_value
 from helpdesk.ids import parse_uuid
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
@@ -141,7 +142,7 @@ LIMIT 1
 
 def _params(model, **values) -> list:
     """Values as the database stores these fields (UUIDs as text on SQLite, and so on), in order."""
-    return [model._meta.get_field(name).get_db_prep_value(value, connection) for name, value in values.items()]
+    return [db_value(model, name, value) for name, value in values.items()]
 
 
 class SlowSlots:

@@ -15,6 +15,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from helpdesk.db import db_value
 from helpdesk.metrics.instruments import ticket_counts_corrected
 from tickets.models import Ticket, TicketCount, TicketSequence
 
@@ -91,18 +92,8 @@ def ticket_counts_recount_organization(organization_id, *, now=None) -> tuple[in
         }
         drift = {key: real.get(key, 0) - stored.get(key, 0) for key in sorted(stored.keys() | real.keys(), key=str)}
         drift = {key: delta for key, delta in drift.items() if delta}
+        organization = db_value(TicketCount, "organization", organization_id)
         for (priority, status_id), delta in drift.items():
-            cursor.execute(
-                _ADD_SQL, [_value("organization", organization_id), priority, _value("status", status_id), delta]
-            )
-        organization = _value("organization", organization_id)
-        cursor.execute(_IN_ORDER_SQL, [_sequence_value("counts_checked_at", now), organization, organization])
+            cursor.execute(_ADD_SQL, [organization, priority, db_value(TicketCount, "status", status_id), delta])
+        cursor.execute(_IN_ORDER_SQL, [db_value(TicketSequence, "counts_checked_at", now), organization, organization])
     return sum(d for d in drift.values() if d > 0), -sum(d for d in drift.values() if d < 0)
-
-
-def _value(field_name: str, value):
-    return TicketCount._meta.get_field(field_name).get_db_prep_value(value, connection)
-
-
-def _sequence_value(field_name: str, value):
-    return TicketSequence._meta.get_field(field_name).get_db_prep_value(value, connection)

@@ -159,11 +159,7 @@ DEEP_PAGE_OFFSET = 1000
 def ticket_page(*, organization: Organization, filters: dict, page: int, per_page: int, columns: tuple) -> Page:
     """A page of the list (ticket_list_public's filters, and the panel's status_id and assignee_id), at the same cost on
     page 2 and on page 20,000, with an exact `total` that does not read the tickets (docs/performance.md)."""
-    given = {name: value for name, value in filters.items() if value not in (None, "")}
-    tickets = _filtered(organization, **given)
-    total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else None
-    if total is None:
-        total = tickets.count()
+    given, tickets, total = _filtered_and_total(organization, filters)
     offset = (page - 1) * per_page
     if offset >= total:
         return Page(items=[], total=total, per_page=per_page, number=page)
@@ -191,6 +187,15 @@ def _few_matches_first(tickets: QuerySet[Ticket], filters: dict, total: int) -> 
         return tickets
     not_by_index = ExpressionWrapper(F("created_at") + Value(timedelta(0)), output_field=DateTimeField())
     return tickets.order_by(not_by_index.desc(), F("number").desc())
+
+
+def _filtered_and_total(organization: Organization, filters: dict) -> tuple[dict, QuerySet[Ticket], int]:
+    """The filters given, the list they select, and its exact total: from the counters when they answer
+    the filters, else counted from the filters' indexes."""
+    given = {name: value for name, value in filters.items() if value not in (None, "")}
+    tickets = _filtered(organization, **given)
+    total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else tickets.count()
+    return given, tickets, total
 
 
 def _counted_total(organization: Organization, filters: dict) -> int:
@@ -250,9 +255,7 @@ def ticket_page_after(
     """The `per_page` tickets after `after` ((created_at, number) of the last one read), newest first:
     a keyset read that costs the same anywhere in the list, and never skips nor repeats a ticket that
     stays, whatever is created meanwhile."""
-    given = {name: value for name, value in filters.items() if value not in (None, "")}
-    tickets = _filtered(organization, **given)
-    total = _counted_total(organization, given) if set(given) <= COUNTED_FILTERS else tickets.count()
+    given, tickets, total = _filtered_and_total(organization, filters)
     tickets = _few_matches_first(tickets, given, total)
     if after is not None:
         created_at, number = after

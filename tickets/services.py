@@ -16,6 +16,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from helpdesk.actors import PARTNER, SYSTEM, Actor
+from helpdesk.db import db_value
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.feeds import change_fields
 from helpdesk.ids import parse_uuid
@@ -166,7 +167,7 @@ _TICKET_BY_EXTERNAL_ID_SQL = "SELECT id FROM tickets_ticket WHERE organization_i
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
     """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket."""
     with connection.cursor() as cursor:
-        cursor.execute(_TICKET_BY_EXTERNAL_ID_SQL, [_db_value(Ticket, "organization", organization.pk), external_id])
+        cursor.execute(_TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
         found = cursor.fetchone()
     return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
 
@@ -179,16 +180,12 @@ _NEXT_NUMBER_SQL = (
 def _next_ticket_number(organization: Organization) -> int:
     """One statement: bump the organization's sequence and hold its row lock until commit."""
     with connection.cursor() as cursor:
-        cursor.execute(_NEXT_NUMBER_SQL, [_db_value(TicketSequence, "organization", organization.pk)])
+        cursor.execute(_NEXT_NUMBER_SQL, [db_value(TicketSequence, "organization", organization.pk)])
         row = cursor.fetchone()
     if row is None:  # an organization from before sequences existed
         TicketSequence.objects.get_or_create(organization=organization)
         return _next_ticket_number(organization)
     return row[0]
-
-
-def _db_value(model, field_name: str, value):
-    return model._meta.get_field(field_name).get_db_prep_value(value, connection)
 
 
 def contact_upsert(*, organization: Organization, requester: RequesterData, actor: Actor = PARTNER) -> Contact:
@@ -256,7 +253,7 @@ def _contact_upsert_by_external_id(organization: Organization, requester: Reques
         "created_at": now,
         "updated_at": now,
     }
-    params = [_db_value(Contact, name, value) for name, value in values.items()]
+    params = [db_value(Contact, name, value) for name, value in values.items()]
     contact = next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
     if contact.updated_at == now and contact.created_at != now:
         # Blank fields of a known contact were filled: its other tickets show the new solicitante.

@@ -1,8 +1,6 @@
 """The ticket list's two modes, one description: pages (`page`) and the cursor (`cursor`)."""
 
-import math
-
-from helpdesk.api.pagination import page_payload
+from helpdesk.api.pagination import Page, page_payload
 from tickets.api.serializers import TicketListQuery, list_cursor
 from tickets.selectors import ticket_page, ticket_page_after
 
@@ -19,11 +17,6 @@ def ticket_list_payload(query: TicketListQuery, organization, *, columns: tuple,
     read = ticket_page_after(
         organization=organization, filters=filters, after=position.after, per_page=per_page, columns=columns
     )
-    return {
-        "data": build(read.items),
-        "total": read.total,
-        "por_pagina": per_page,
-        "pagina_atual": position.page,
-        "ultima_pagina": max(1, math.ceil(read.total / per_page)),
-        "proximo_cursor": list_cursor(read.last, position.page + 1, organization) if read.last else None,
-    }
+    page = Page(items=read.items, total=read.total, per_page=per_page, number=position.page)
+    next_cursor = list_cursor(read.last, position.page + 1, organization) if read.last else None
+    return {**page_payload(page, build), "proximo_cursor": next_cursor}
