@@ -4,6 +4,7 @@
 the limit; the state it returns feeds the rate-limit response headers.
 """
 
+import contextlib
 import ipaddress
 import logging
 import re
@@ -140,13 +141,7 @@ def in_flight_acquire(organization_id) -> str | None:
     cache = caches[settings.RATELIMIT_USE_CACHE]
     key = f"hd:em-voo:{organization_id}"
     try:
-        # The key outlives any request (a killed process's count goes with it), not a steady stream of them.
-        cache.add(key, 0, timeout=settings.IN_FLIGHT_TTL_SECONDS)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # it expired between the two calls
-            cache.add(key, 1, timeout=settings.IN_FLIGHT_TTL_SECONDS)
-            count = 1
+        count = _in_flight_add(cache, key, 1)
     except CACHE_ERRORS:
         logger.warning("in-flight requests not counted: the cache did not answer", exc_info=True)
         return None
@@ -159,7 +154,25 @@ def in_flight_acquire(organization_id) -> str | None:
 def in_flight_release(key: str | None) -> None:
     if key is None:
         return
+    with contextlib.suppress(CACHE_ERRORS):
+        _in_flight_add(caches[settings.RATELIMIT_USE_CACHE], key, -1)
+
+
+def _in_flight_add(cache, key: str, delta: int) -> int:
+    """The counter moved by `delta`, made when missing with a lifetime that outlives any request (a killed
+    process's count goes with it), not a steady stream of them. On Redis one round trip (the cache's own
+    incr asks whether the key exists first)."""
+    ttl = settings.IN_FLIGHT_TTL_SECONDS
+    if isinstance(cache, RedisCache):
+        key = cache.make_and_validate_key(key)
+        pipeline = cache._cache.get_client(key, write=True).pipeline(transaction=False)
+        pipeline.set(key, 0, ex=ttl, nx=True)
+        pipeline.incrby(key, delta)
+        _created, count = pipeline.execute()
+        return count
+    cache.add(key, 0, timeout=ttl)
     try:
-        caches[settings.RATELIMIT_USE_CACHE].decr(key)
-    except (ValueError, *CACHE_ERRORS):  # expired meanwhile: nothing to give back
-        pass
+        return cache.incr(key, delta)
+    except ValueError:  # expired between the two calls
+        cache.add(key, delta, timeout=ttl)
+        return delta
