@@ -88,7 +88,7 @@ class TicketSequence(models.Model):
     """Last ticket number per organization; its row lock serialises numbering.
 
     `numbered_in_order` holds while the numbers follow creation (a higher number is never created
-    earlier): the list's deep pages then start at a number (tickets.listing). The database's triggers
+    earlier): the list's deep pages then start at a number (tickets.selectors.ticket_page). The database's triggers
     clear it (tickets.migrations.0007).
     """
 

@@ -1,7 +1,7 @@
 """Per-organization ticket counts (priority x status), the numbers deleted tickets left, and whether
 an organization's numbers follow creation: kept by triggers on tickets_ticket, so every insert, delete
 and move counts, whatever wrote it (a service, QuerySet.update(), raw SQL, a bulk load), in the
-writer's own transaction. The list's `total` and deep pages read them (tickets.listing).
+writer's own transaction. The list's `total` and deep pages read them (tickets.selectors.ticket_page).
 
 PostgreSQL: statement triggers with transition tables (a bulk statement counts once per group; the
 counter rows are upserted in key order, so two writers never lock them in opposite orders).
