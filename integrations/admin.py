@@ -21,9 +21,11 @@ from integrations.models import (
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
+from integrations.scopes import Scope
 from integrations.services import (
     credential_create,
     credential_limit_check,
+    credential_restrictions_clean,
     credential_revoke,
     webhook_create,
     webhook_limit_check,
@@ -56,9 +58,59 @@ class PublicApiAdmin(OrganizationScopedAdmin):
         return False
 
 
+class CredentialAdminForm(forms.ModelForm):
+    """Creation: the name and what the key may do, validated by the service (credential_restrictions_clean)."""
+
+    scope_choices = forms.MultipleChoiceField(
+        label="escopos",
+        choices=Scope.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Nenhum marcado: todos, inclusive os que vierem depois.",
+    )
+    expires_at = forms.DateTimeField(label="expira em", required=False, help_text="Vazio: não expira.")
+    networks = forms.CharField(
+        label="redes permitidas",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Uma rede CIDR por linha (203.0.113.0/24); vazio: qualquer origem.",
+    )
+
+    class Meta:
+        model = ApiCredential
+        fields = ["name"]
+
+    def clean(self):
+        cleaned = super().clean()
+        try:
+            self.restrictions = credential_restrictions_clean(
+                scopes=cleaned.get("scope_choices") or None,
+                expires_at=cleaned.get("expires_at"),
+                allowed_networks=[line for line in (cleaned.get("networks") or "").split() if line] or None,
+            )
+        except ValidationFailed as error:
+            fields = {"escopos": "scope_choices", "expira_em": "expires_at", "redes_permitidas": "networks"}
+            for field, messages_ in error.errors.items():
+                self.add_error(fields[field], messages_)
+        return cleaned
+
+    def _post_clean(self):
+        pass  # the service validates and saves; nothing is written by the form
+
+
 @admin.register(ApiCredential)
 class ApiCredentialAdmin(PublicApiAdmin):
-    list_display = ["name", "key_prefix", "is_active", "last_used_at", "revoked_at", "created_by", "created_at"]
+    list_display = [
+        "name",
+        "key_prefix",
+        "is_active",
+        "scope_list",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+        "created_by",
+        "created_at",
+    ]
     list_filter = ["is_active"]
     search_fields = ["name", "key_prefix"]
     list_select_related = ["created_by"]
@@ -66,11 +118,10 @@ class ApiCredentialAdmin(PublicApiAdmin):
     ordering = ["-created_at"]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
-        form_class = super().get_form(request, obj, change=change, **kwargs)
         if obj is not None:
-            return form_class
+            return super().get_form(request, obj, change=change, **kwargs)
 
-        class LimitedForm(form_class):
+        class LimitedForm(CredentialAdminForm):
             def clean(self):
                 cleaned = super().clean()
                 try:
@@ -83,17 +134,39 @@ class ApiCredentialAdmin(PublicApiAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["name"]
-        return ["name", "key_prefix", "is_active", "last_used_at", "revoked_at", "created_by", "created_at"]
+            return ["name", "scope_choices", "expires_at", "networks"]
+        return [
+            "name",
+            "key_prefix",
+            "is_active",
+            "scope_list",
+            "expires_at",
+            "network_list",
+            "last_used_at",
+            "revoked_at",
+            "created_by",
+            "created_at",
+        ]
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.get_fields(request, obj)
+
+    @admin.display(description="escopos")
+    def scope_list(self, credential) -> str:
+        return "todos" if credential.scopes is None else ", ".join(credential.scopes)
+
+    @admin.display(description="redes permitidas")
+    def network_list(self, credential) -> str:
+        return "qualquer origem" if credential.allowed_networks is None else ", ".join(credential.allowed_networks)
 
     def save_model(self, request, obj, form, change):
         if change:
             return
         credential, key = credential_create(
-            organization=request.user.organization, name=form.cleaned_data["name"], created_by=request.user
+            organization=request.user.organization,
+            name=form.cleaned_data["name"],
+            created_by=request.user,
+            **form.restrictions,
         )
         obj.pk = credential.pk
         # Messages are shown once, on the next page, and kept nowhere else.

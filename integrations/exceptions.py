@@ -1,4 +1,4 @@
-from helpdesk.exceptions import Conflict, Gone, NotFound
+from helpdesk.exceptions import AccessDenied, Conflict, Gone, NotFound
 
 
 class CredentialNotFound(NotFound):
@@ -35,3 +35,15 @@ class WebhookInactive(Conflict):
     message = "Webhook inativo."
     field = "ativo"
     detail = "Ative o webhook antes de enviar eventos para ele."
+
+
+class ScopeMissing(AccessDenied):
+    field = "escopo"
+
+    def __init__(self, scope: str):
+        super().__init__(detail=f"Esta credencial não tem o escopo `{scope}`, que esta operação exige.")
+
+
+class OriginNotAllowed(AccessDenied):
+    field = "origem"
+    detail = "Esta credencial não aceita requisições do endereço de origem (redes_permitidas)."

@@ -23,6 +23,11 @@ class ApiCredential(models.Model):
     is_active = models.BooleanField("ativa", default=True)
     last_used_at = models.DateTimeField("último uso em", null=True, blank=True)
     revoked_at = models.DateTimeField("revogada em", null=True, blank=True)
+    # None: every scope, those added later included (integrations.scopes).
+    scopes = models.JSONField("escopos", null=True, blank=True, default=None)
+    expires_at = models.DateTimeField("expira em", null=True, blank=True)
+    # None: any address. CIDRs, normalised (integrations.scopes.network_of).
+    allowed_networks = models.JSONField("redes permitidas", null=True, blank=True, default=None)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         verbose_name="criada por",

@@ -3,6 +3,7 @@
 import hmac
 
 from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 
 from helpdesk.feeds import START, FeedPage, Position, page_after
 from helpdesk.ids import parse_uuid
@@ -23,9 +24,10 @@ from integrations.models import (
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """
-SELECT c.id, c.organization_id, c.key_digest, c.key_prefix, c.is_active, c.last_used_at, o.name AS organization_name
+SELECT c.id, c.organization_id, c.key_digest, c.key_prefix, c.is_active, c.last_used_at, c.scopes,
+    c.allowed_networks, c.expires_at, o.name AS organization_name
 FROM integrations_apicredential c JOIN helpdesk_organization o ON o.id = c.organization_id
-WHERE c.key_digest = %s AND c.is_active AND o.is_active
+WHERE c.key_digest = %s AND c.is_active AND (c.expires_at IS NULL OR c.expires_at > %s) AND o.is_active
 """
 
 
@@ -36,7 +38,8 @@ def credential_for_key(key: str) -> ApiCredential | None:
     if not is_well_formed(key):
         return None
     digest = key_digest(key)
-    credential = next(iter(ApiCredential.objects.raw(_CREDENTIAL_SQL, [digest])), None)
+    # An expired key is refused like a revoked one (401 on `api_key`).
+    credential = next(iter(ApiCredential.objects.raw(_CREDENTIAL_SQL, [digest, timezone.now()])), None)
     if credential is None or not hmac.compare_digest(credential.key_digest, digest):
         return None
     credential.organization = Organization.from_db(

@@ -2,7 +2,7 @@
 
 import base64
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -11,16 +11,27 @@ from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
-from integrations.exceptions import WebhookInactive
+from integrations.exceptions import OriginNotAllowed, ScopeMissing, WebhookInactive
 from integrations.keys import display_prefix, generate_key, key_digest
 from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
+from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
 
 def credential_create(
-    *, organization: Organization, name: str, created_by: User | None = None
+    *,
+    organization: Organization,
+    name: str,
+    created_by: User | None = None,
+    scopes: list[str] | None = None,
+    expires_at: datetime | None = None,
+    allowed_networks: list[str] | None = None,
 ) -> tuple[ApiCredential, str]:
-    """Returns the credential and the full key, which exists only in this return value."""
+    """Returns the credential and the full key, which exists only in this return value. Without
+    scopes, expiry or networks the key may do everything, forever, from anywhere (as before they existed)."""
+    restrictions = credential_restrictions_clean(
+        scopes=scopes, expires_at=expires_at, allowed_networks=allowed_networks
+    )
     key = generate_key()
     with transaction.atomic():
         # The organization row lock makes the per-organization limit hold under concurrent creates.
@@ -32,8 +43,73 @@ def credential_create(
             key_prefix=display_prefix(key),
             key_digest=key_digest(key),
             created_by=created_by,
+            **restrictions,
         )
     return credential, key
+
+
+def credential_restrictions_clean(
+    *, scopes: list[str] | None, expires_at: datetime | None, allowed_networks: list[str] | None
+) -> dict:
+    """The model's values of what a key may do, or a 422 naming each bad field (`escopos`, `expira_em`,
+    `redes_permitidas`). Scopes are kept in the catalogue's order, networks normalised, each once."""
+    errors: dict[str, list[str]] = {}
+    cleaned = {}
+    for field, name, value, clean in (
+        ("escopos", "scopes", scopes, _scopes_clean),
+        ("expira_em", "expires_at", expires_at, _expiry_clean),
+        ("redes_permitidas", "allowed_networks", allowed_networks, _networks_clean),
+    ):
+        try:
+            cleaned[name] = None if value is None else clean(value)
+        except ValueError as error:
+            errors[field] = [str(error)]
+    if errors:
+        raise ValidationFailed(errors)
+    return cleaned
+
+
+def _scopes_clean(scopes: list[str]) -> list[str]:
+    unknown = [str(scope) for scope in scopes if scope not in Scope.values]
+    if unknown:
+        raise ValueError(f"Escopo desconhecido: {', '.join(unknown)}. Use: {', '.join(Scope.values)}.")
+    if not scopes:
+        raise ValueError("Informe ao menos um escopo, ou omita o campo para todos.")
+    return [scope for scope in Scope.values if scope in scopes]
+
+
+def _expiry_clean(expires_at: datetime) -> datetime:
+    if expires_at <= timezone.now():
+        raise ValueError("A data de expiração deve estar no futuro.")
+    return expires_at
+
+
+def _networks_clean(values: list[str]) -> list[str]:
+    networks, bad = [], []
+    for value in values:
+        try:
+            network = str(network_of(value))
+        except ValueError:
+            bad.append(str(value))
+            continue
+        if network not in networks:
+            networks.append(network)
+    if bad:
+        raise ValueError(f"Rede inválida (use a notação CIDR, como 203.0.113.0/24): {', '.join(bad)}.")
+    if not networks:
+        raise ValueError("Informe ao menos uma rede, ou omita o campo para qualquer origem.")
+    if len(networks) > MAX_NETWORKS:
+        raise ValueError(f"No máximo {MAX_NETWORKS} redes por credencial.")
+    return networks
+
+
+def credential_authorize(*, credential: ApiCredential, scope: str | None, address: str) -> None:
+    """What a valid key may do on this request: its networks first (a key used from elsewhere may be
+    stolen: it learns nothing more), then the action's scope. `scope` None: the action declares none."""
+    if credential.allowed_networks is not None and not address_in_networks(address, credential.allowed_networks):
+        raise OriginNotAllowed()
+    if credential.scopes is not None and scope not in credential.scopes:
+        raise ScopeMissing(scope or "desconhecido")
 
 
 def credential_limit_check(*, organization: Organization) -> None:

@@ -31,7 +31,7 @@ from tests.factories import (
     make_webhook,
     status_of,
 )
-from tests.routes import api_routes, view_class_of
+from tests.routes import action_of, api_routes, view_class_of
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
 from tickets.models import Attachment, Reply, Ticket
 from tickets.services import RequesterData, ticket_update
@@ -84,6 +84,11 @@ CREATED_MODELS = {
 }
 
 IDEMPOTENCY_KEY = "pedido-repetido"
+
+
+def scope_of(operation) -> str | None:
+    """The scope a partner operation declares (PartnerViewSet.scopes), None when it declares none."""
+    return view_class_of(operation.route).scopes.get(action_of(operation.route, operation.method))
 
 
 def door_of(route: str) -> str | None:

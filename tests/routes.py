@@ -41,3 +41,10 @@ def view_class_of(route: str) -> type:
     match = resolve(re.sub(r"\{\w+\}", "x", route))
     assert _template(match.route) == route, f"{route} is answered by the route {match.route}"
     return getattr(match.func, "cls", None) or match.func.view_class
+
+
+def action_of(route: str, method: str) -> str | None:
+    """The viewset action that answers `method` on a route of api_routes() (None for a plain view)."""
+    match = resolve(re.sub(r"\{\w+\}", "x", route))
+    actions = getattr(match.func, "actions", None) or {}
+    return actions.get(method.lower())

@@ -12,9 +12,13 @@ resolver, with every kind of caller, on organization A's real objects.
 import itertools
 
 import pytest
+from django.utils import timezone
 
 from helpdesk.models import User
-from tests.assertions import assert_error, assert_success, panel_client
+from integrations.models import ApiCredential
+from integrations.scopes import Scope
+from integrations.services import credential_create
+from tests.assertions import assert_error, assert_success, bearer_client, panel_client
 from tests.authorization import (
     AUTH_FIELD,
     BODIES,
@@ -34,6 +38,7 @@ from tests.authorization import (
     kind_of,
     operations,
     path_of,
+    scope_of,
     send,
     unclassified_routes,
 )
@@ -292,3 +297,49 @@ def test_panel_update_naming_another_organizations_status_or_agent_is_404(world,
 
     assert_error(response, 404, message, field)
     assert {"a": world.a.snapshot(), "b_ticket": world.b.snapshot()["tickets"]} == before
+
+
+# --- Scoped keys: each partner operation needs its own scope -------------------------------------------
+
+PARTNER_OPERATIONS = [operation for operation in OPERATIONS if operation.door == PARTNER]
+
+
+def test_every_partner_operation_declares_its_scope():
+    """A partner action without a scope is refused to every scoped key (fail closed); this names it."""
+    missing = [operation.name for operation in PARTNER_OPERATIONS if scope_of(operation) not in Scope.values]
+
+    assert not missing, f"declare the scope of these actions in their viewset's `scopes`: {missing}"
+
+
+def scoped_client(organization, scopes: list[str]):
+    credential, key = credential_create(organization=organization, name="Escopo", scopes=scopes)
+    # Used a moment ago: the request's own "last used" write (at most one a minute) is not a change it made.
+    ApiCredential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
+    return bearer_client(key)
+
+
+@by_name(PARTNER_OPERATIONS)
+def test_a_key_without_the_operations_scope_is_403_on_escopo(world, operation):
+    needed = scope_of(operation)
+    client = scoped_client(world.a.organization, [scope for scope in Scope.values if scope != needed])
+    before = world.a.snapshot()
+
+    response = send(
+        client, operation, path_of(operation, (world.a,) * len(operation.params)), body_of(operation, world)
+    )
+
+    assert_error(response, 403, "Acesso negado.", "escopo")
+    assert needed in response.json()["errors"]["message"]
+    assert world.a.snapshot() == before
+
+
+@by_name(PARTNER_OPERATIONS)
+def test_a_key_with_only_the_operations_scope_succeeds(world, operation):
+    """B's bodies carry A's identifiers (a create is then new in B): B's key, on B's objects."""
+    client = scoped_client(world.b.organization, [scope_of(operation)])
+
+    response = send(
+        client, operation, path_of(operation, (world.b,) * len(operation.params)), body_of(operation, world)
+    )
+
+    assert_success(response, *SUCCESS[operation.name])

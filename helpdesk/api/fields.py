@@ -1,6 +1,10 @@
 """Strict input fields: a partner's wrong type is a 422, never silently coerced."""
 
+from datetime import UTC
+
 from django.core.validators import EmailValidator
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -48,3 +52,27 @@ class StrictUUIDField(serializers.UUIDField):
         if not isinstance(data, str):
             self.fail("invalid", value=data)
         return super().to_internal_value(data)
+
+
+@extend_schema_field({"type": "string", "format": "date-time"})
+class InstantField(TextField):
+    """An ISO 8601 date and time with its offset (2026-12-31T23:59:00Z); without one the instant is ambiguous."""
+
+    default_error_messages = {
+        **TextField.default_error_messages,
+        "instant": "Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",
+    }
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            moment = parse_datetime(value)
+        except ValueError:  # well formed, but not a date (month 13)
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            self.fail("instant")
+        try:
+            moment.astimezone(UTC)  # 9999-12-31T23:00:00-05:00 is past what a database stores
+        except OverflowError:
+            self.fail("instant")
+        return moment

@@ -22,6 +22,8 @@ from integrations.idempotency import (
     idempotency_complete,
     multipart_fingerprint,
 )
+from integrations.scopes import Scope
+from integrations.services import credential_authorize
 from tickets.attachments.uploads import upload_sha256
 
 
@@ -33,6 +35,8 @@ class PartnerViewSet(EnvelopeViewSet):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     auth_error_field = "api_key"
+    # The scope each action needs (integrations.scopes); an action missing here is refused to scoped keys.
+    scopes: dict[str, Scope] = {}
 
     @property
     def organization(self):
@@ -59,6 +63,9 @@ class PartnerViewSet(EnvelopeViewSet):
                 policy="sem-credencial",
             )
             raise
+        credential_authorize(
+            credential=request.auth, scope=self.scopes.get(self.action), address=client_address(None, request)
+        )
         self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:

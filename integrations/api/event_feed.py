@@ -14,6 +14,7 @@ from helpdesk.ids import parse_uuid
 from integrations.api.base import PartnerViewSet
 from integrations.api.event_schemas import FeedEventOut
 from integrations.models import FEED_EVENTS
+from integrations.scopes import Scope
 from integrations.selectors import event_feed
 from tickets.api.serializers import FEED_LIMIT
 
@@ -77,6 +78,8 @@ class EventFeedOut(serializers.Serializer):
 
 
 class EventFeedViewSet(PartnerViewSet):
+    scopes = {"list": Scope.EVENTS_READ}
+
     @extend_schema(
         operation_id="v1_events_list",
         tags=["Parceiros v1"],

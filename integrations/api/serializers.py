@@ -4,9 +4,10 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from helpdesk.api.fields import StrictBooleanField, TextField
+from helpdesk.api.fields import InstantField, StrictBooleanField, TextField
 from helpdesk.api.pagination import PageQuery
 from integrations.models import SUBSCRIBABLE_EVENTS, DeliveryStatus, EventKind
+from integrations.scopes import Scope
 
 # Output serializers are the OpenAPI schema: `allow_null` marks what can be null, choices are
 # the enums, validators on output fields only document the shape (patterns).
@@ -34,6 +35,21 @@ class CredentialOut(serializers.Serializer):
     # Null for a key made by an operator command, or when its creator was deleted.
     criado_por = serializers.UUIDField(source="created_by_id", allow_null=True)
     criado_em = serializers.DateTimeField(source="created_at")
+    escopos = serializers.ListField(
+        source="scopes",
+        child=serializers.ChoiceField(choices=Scope.values),
+        allow_null=True,
+        help_text="O que a chave pode fazer; null: tudo o que um parceiro pode, inclusive o que vier depois.",
+    )
+    expira_em = serializers.DateTimeField(
+        source="expires_at", allow_null=True, help_text="Depois deste instante a chave é recusada como revogada."
+    )
+    redes_permitidas = serializers.ListField(
+        source="allowed_networks",
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text="Redes (CIDR) de onde a chave pode ser usada; null: qualquer origem.",
+    )
 
 
 class CredentialCreatedOut(CredentialOut):
@@ -42,6 +58,21 @@ class CredentialCreatedOut(CredentialOut):
 
 class CredentialCreateIn(serializers.Serializer):
     nome = TextField(source="name", max_length=100)
+    escopos = serializers.ListField(
+        source="scopes",
+        child=TextField(max_length=50),
+        required=False,
+        help_text=f"Escopos da chave, entre {', '.join(Scope.values)}; omitido: todos.",
+    )
+    expira_em = InstantField(
+        source="expires_at", required=False, help_text="ISO 8601 com fuso, no futuro; omitido: não expira."
+    )
+    redes_permitidas = serializers.ListField(
+        source="allowed_networks",
+        child=TextField(max_length=64),
+        required=False,
+        help_text="Redes de origem permitidas, em CIDR (203.0.113.0/24, 2001:db8::/48); omitido: qualquer origem.",
+    )
 
 
 class WebhookOut(serializers.Serializer):

@@ -78,6 +78,48 @@ def test_credential_add_shows_the_key_once_and_it_works(staff, organization, adm
     assert credential.key_prefix in pages[1].content.decode()
 
 
+def test_credential_add_with_scopes_expiry_and_networks_makes_a_restricted_key(staff, organization):
+    response = staff.post(
+        admin_url("apicredential", "add"),
+        {
+            "name": "BI",
+            "scope_choices": ["tickets:ler"],
+            "expires_at": "2099-12-31 23:59:00",
+            "networks": "127.0.0.0/8\n2001:db8::/48",
+            "_save": "Salvar",
+        },
+        follow=True,
+    )
+
+    assert response.status_code == 200, response.content
+    [key] = [key for message in shown_messages(response) for key in KEY_RE.findall(message)]
+    credential = ApiCredential.objects.get()
+    assert credential.scopes == ["tickets:ler"]
+    assert credential.allowed_networks == ["127.0.0.0/8", "2001:db8::/48"]
+    assert credential.expires_at.year == 2099
+    assert partner_get(key).status_code == 200
+    refused = bearer_client(key).post("/api/v1/tickets", {}, format="json")
+    assert (refused.status_code, refused.json()["errors"]["field"]) == (403, "escopo")
+    page = staff.get(admin_url("apicredential", "change", credential.pk)).content.decode()
+    assert "tickets:ler" in page and "2001:db8::/48" in page
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"scope_choices": ["tickets:apagar"]}, "scope_choices"),
+        ({"expires_at": "2001-01-01 00:00:00"}, "expires_at"),
+        ({"networks": "intranet"}, "networks"),
+    ],
+)
+def test_credential_add_with_bad_restrictions_shows_the_error_and_creates_nothing(staff, fields, field):
+    response = staff.post(admin_url("apicredential", "add"), {"name": "BI", **fields, "_save": "Salvar"})
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field]
+    assert not ApiCredential.objects.exists()
+
+
 def test_credential_change_page_is_read_only(staff, organization):
     credential, _key = credential_create(organization=organization, name="ERP")
 

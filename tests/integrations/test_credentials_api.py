@@ -18,6 +18,8 @@ URL = "/api/api-keys"
 TICKETS = "/api/v1/tickets"
 CREATED_MESSAGE = "Credencial criada. Guarde a chave: ela não será exibida novamente."
 CREDENTIAL_FIELDS = {"id", "nome", "key_prefix", "ativa", "ultimo_uso_em", "revogado_em", "criado_por", "criado_em"}
+# Added by least-privilege keys (issue 19): what the key may do, until when, from where; null = no limit.
+RESTRICTION_FIELDS = {"escopos", "expira_em", "redes_permitidas"}
 
 
 def detail_url(credential_id) -> str:
@@ -44,7 +46,7 @@ def test_list_returns_the_organizations_credentials_newest_first(manager, organi
     assert isinstance(body["data"], list)
     assert [item["id"] for item in body["data"]] == [str(newest.pk), str(middle.pk), str(oldest.pk)]
     for item in body["data"]:
-        assert set(item) == CREDENTIAL_FIELDS
+        assert set(item) == CREDENTIAL_FIELDS | RESTRICTION_FIELDS
 
 
 def test_list_item_carries_exactly_the_contract_fields(manager, organization, admin):
@@ -62,6 +64,9 @@ def test_list_item_carries_exactly_the_contract_fields(manager, organization, ad
         "revogado_em": None,
         "criado_por": str(admin.pk),
         "criado_em": api_timestamp(credential.created_at),
+        "escopos": None,
+        "expira_em": None,
+        "redes_permitidas": None,
     }
     assert item["criado_em"].endswith("Z")
 
@@ -115,7 +120,7 @@ def test_create_returns_the_full_key_once(manager, organization, admin):
     body = response.json()
     data = body["data"]
     assert body == {"success": True, "message": CREATED_MESSAGE, "data": data, "errors": []}
-    assert set(data) == CREDENTIAL_FIELDS | {"chave"}
+    assert set(data) == CREDENTIAL_FIELDS | RESTRICTION_FIELDS | {"chave"}
     assert KEY_RE.fullmatch(data["chave"])
     credential = ApiCredential.objects.get(pk=data["id"])
     assert data == {
@@ -127,6 +132,9 @@ def test_create_returns_the_full_key_once(manager, organization, admin):
         "revogado_em": None,
         "criado_por": str(admin.pk),
         "criado_em": api_timestamp(credential.created_at),
+        "escopos": None,
+        "expira_em": None,
+        "redes_permitidas": None,
         "chave": data["chave"],
     }
     assert credential.organization_id == organization.pk
@@ -231,6 +239,9 @@ def test_revoke_deactivates_the_credential_and_keeps_the_row(manager, organizati
             "revogado_em": api_timestamp(credential.revoked_at),
             "criado_por": None,
             "criado_em": api_timestamp(credential.created_at),
+            "escopos": None,
+            "expira_em": None,
+            "redes_permitidas": None,
         },
         "errors": [],
     }

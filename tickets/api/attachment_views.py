@@ -16,7 +16,7 @@ from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.exceptions import ValidationFailed
-from integrations.api.base import PartnerViewSet
+from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.attachment_serializers import (
     AttachmentListQuery,
     AttachmentOut,
@@ -61,6 +61,7 @@ def _page(request, queryset, columns, build):
 class TicketAttachmentViewSet(PartnerViewSet):
     parser_classes = [StreamedMultiPartParser]
     upload_actions = frozenset({"create"})
+    scopes = {"list": Scope.TICKETS_READ, "create": Scope.ATTACHMENTS_WRITE}
     takes_body = False  # an empty multipart body is a missing `arquivo` (422), not malformed JSON
     _ticket: Ticket | None = None
 

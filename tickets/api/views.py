@@ -10,7 +10,7 @@ from helpdesk.api.pagination import PageQuery, page_payload
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.selectors import agent_list_active
-from integrations.api.base import PartnerViewSet
+from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.output import (
     reply_public,
     reply_row,
@@ -64,6 +64,15 @@ REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontra
 
 
 class TicketViewSet(PartnerViewSet):
+    scopes = {
+        "list": Scope.TICKETS_READ,
+        "changes": Scope.TICKETS_READ,
+        "retrieve": Scope.TICKETS_READ,
+        "create": Scope.TICKETS_WRITE,
+        "replies": Scope.REPLIES_WRITE,
+        "reply": Scope.REPLIES_WRITE,
+    }
+
     @extend_schema(
         operation_id="v1_tickets_list",
         tags=TAGS,
@@ -232,6 +241,8 @@ def agents_public(request, rows) -> list[dict]:
 
 
 class AgentViewSet(PartnerViewSet):
+    scopes = {"list": Scope.TICKETS_READ}
+
     @extend_schema(
         operation_id="v1_agents_list",
         tags=TAGS,
