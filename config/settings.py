@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "helpdesk.audit.AuditContextMiddleware",  # who and from where, for the audit records made below
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -209,6 +210,7 @@ CELERY_BEAT_SCHEDULE = {
     "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
     "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
     "recount-ticket-counts": {"task": "tickets.recount_ticket_counts", "schedule": 600.0},
+    "purge-expired-audit-records": {"task": "helpdesk.purge_expired_audit_records", "schedule": 3600.0},
 }
 # Organizations whose ticket counters one run of recount-ticket-counts checks (the oldest checked first).
 TICKET_RECOUNT_BATCH = env.int("TICKET_RECOUNT_BATCH", default=50)
@@ -383,6 +385,8 @@ WEBHOOK_RETRY_DELAYS = [
 ]
 # Events (with their deliveries and attempts) older than this are purged; the feed answers 410 for them.
 EVENT_RETENTION_DAYS = env.int("EVENT_RETENTION_DAYS", default=30)
+# The audit trail (GET /api/auditoria) keeps a year; older records are purged hourly in batches.
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=365)
 # A webhook whose deliveries have all failed for this many days in a row is turned off (integrations/health.py).
 WEBHOOK_DISABLE_AFTER_DAYS = env.int("WEBHOOK_DISABLE_AFTER_DAYS", default=5)
 WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=10.0)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/auth/refresh", RefreshView.as_view(), name="refresh"),
     path("api/auth/logout", LogoutView.as_view(), name="logout"),
     path("api/", include("integrations.api.urls")),
+    path("api/", include("helpdesk.api.urls")),
     path("api/", include("tickets.api.panel_urls")),
     # Anything else under /api/ is a 404 envelope, never an HTML page.
     re_path(r"^api(/|$)", api_route_not_found),

@@ -10,7 +10,8 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ValidationFailed
-from helpdesk.models import Agent, Organization, User
+from helpdesk.models import Agent, AuditRecord, Organization, User
+from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.services import (
     agent_create,
     agent_set_active,
@@ -208,4 +209,46 @@ class BlacklistedTokenAdmin(SuperuserOnlyAdmin, token_admin.BlacklistedTokenAdmi
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AuditRecord)
+class AuditRecordAdmin(OrganizationScopedAdmin):
+    """The audit trail, read-only, for whoever manages the organization's API (as GET /api/auditoria)."""
+
+    list_display = ["created_at", "action", "actor_type", "actor_name", "ip", "resource_type", "resource_id"]
+    list_filter = ["action", "actor_type", "resource_type"]
+    search_fields = ["actor_id", "resource_id", "actor_name"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at", "-id"]
+    readonly_fields = [
+        "created_at",
+        "action",
+        "actor_type",
+        "actor_id",
+        "actor_name",
+        "ip",
+        "user_agent",
+        "resource_type",
+        "resource_id",
+        "changes",
+    ]
+    fields = readonly_fields
+
+    def _may_read(self, request) -> bool:
+        return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
+
+    def has_module_permission(self, request):
+        return self._may_read(request) and self._staff_of_an_organization(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._may_read(request) and self._staff_of_an_organization(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

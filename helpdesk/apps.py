@@ -9,8 +9,11 @@ class HelpdeskConfig(AppConfig):
     verbose_name = "Central de atendimento"
 
     def ready(self) -> None:
+        from celery.signals import task_postrun, task_prerun
+
         from helpdesk import checks  # noqa: F401  (registers the deployment checks)
         from helpdesk.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from helpdesk.audit import task_finished, task_started
         from helpdesk.middleware import forget_request
         from helpdesk.permissions import support_group_ensure
         from helpdesk.sqlite import install_unicode_like
@@ -19,3 +22,5 @@ class HelpdeskConfig(AppConfig):
         request_finished.connect(forget_request, dispatch_uid="helpdesk.middleware.forget_request")
         # Every app's post_migrate: the group needs permissions of apps migrated after this one.
         post_migrate.connect(support_group_ensure, dispatch_uid="helpdesk.support_group")
+        task_prerun.connect(task_started, dispatch_uid="helpdesk.audit.task_started")
+        task_postrun.connect(task_finished, dispatch_uid="helpdesk.audit.task_finished")

@@ -101,3 +101,44 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class AuditRecord(models.Model):
+    """Who did what, from where, through any door: written in the transaction of the write it records
+    (helpdesk.audit). Never holds a secret: keys, tokens, passwords and webhook secrets are left out."""
+
+    ACTOR_USER = "usuario"
+    ACTOR_CREDENTIAL = "credencial"
+    ACTOR_SYSTEM = "sistema"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # None: a platform-level record (a login attempt for an unknown e-mail, a superuser's own action).
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField("criado em", db_index=True)
+    action = models.CharField("ação", max_length=64)
+    actor_type = models.CharField("tipo do ator", max_length=16)
+    actor_id = models.CharField("id do ator", max_length=64, blank=True)
+    actor_name = models.CharField("nome do ator", max_length=255, blank=True)
+    ip = models.CharField("IP", max_length=64, blank=True)
+    user_agent = models.CharField("user agent", max_length=255, blank=True)
+    resource_type = models.CharField("tipo do recurso", max_length=32)
+    resource_id = models.CharField("id do recurso", max_length=64, blank=True)
+    changes = models.JSONField("alterações", default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "registro de auditoria"
+        verbose_name_plural = "auditoria"
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["organization", "-created_at", "-id"], name="audit_org_newest"),
+            models.Index(fields=["organization", "actor_id", "-created_at"], name="audit_org_actor"),
+            models.Index(
+                fields=["organization", "resource_type", "resource_id", "-created_at"], name="audit_org_resource"
+            ),
+            models.Index(fields=["organization", "action", "-created_at"], name="audit_org_action"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.resource_type} {self.resource_id}"

@@ -4,7 +4,7 @@ from django.db.models import Model, QuerySet
 
 from helpdesk.exceptions import NotFound
 from helpdesk.ids import parse_uuid
-from helpdesk.models import Agent, Organization
+from helpdesk.models import Agent, AuditRecord, Organization
 
 
 def object_by_id(queryset: QuerySet, raw_id, *, missing: type[NotFound]) -> Model:
@@ -37,3 +37,25 @@ def active_agent_of(user) -> Agent | None:
     except Agent.DoesNotExist:
         return None
     return agent if agent.is_active and agent.organization_id == user.organization_id else None
+
+
+def audit_list(
+    *,
+    organization: Organization,
+    actor_id: str | None = None,
+    resource_type: str | None = None,
+    resource_id: str | None = None,
+    action: str | None = None,
+    since=None,
+    until=None,
+) -> QuerySet[AuditRecord]:
+    """The organization's audit trail, newest first; filters combine with AND, each on an index that starts
+    with the organization (helpdesk.models.AuditRecord.Meta.indexes)."""
+    records = AuditRecord.objects.filter(organization=organization)
+    exact = {"actor_id": actor_id, "resource_type": resource_type, "resource_id": resource_id, "action": action}
+    records = records.filter(**{field: value for field, value in exact.items() if value})
+    if since is not None:
+        records = records.filter(created_at__gte=since)
+    if until is not None:
+        records = records.filter(created_at__lte=until)
+    return records.order_by("-created_at", "-id")

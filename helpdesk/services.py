@@ -10,6 +10,7 @@ from PIL import Image, UnidentifiedImageError
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.actors import SYSTEM, Actor
+from helpdesk.audit import audit_record, change
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
@@ -29,6 +30,13 @@ def organization_create(*, name: str, admin_email: str, admin_password: str) -> 
         user.save(update_fields=["is_staff"])
         user.user_permissions.add(Permission.objects.get(codename=MANAGE_PUBLIC_API_CODENAME))
         user.groups.add(support_group_ensure())
+        audit_record(
+            "organizacao.criada",
+            organization_id=organization.pk,
+            resource_type="organizacao",
+            resource_id=organization.pk,
+            changes={"nome": change(None, name), "admin": change(None, user.email)},
+        )
     return organization, user
 
 
@@ -53,6 +61,13 @@ def agent_create(
         if avatar is not None:
             agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
         agent.save()
+        audit_record(
+            "atendente.criado",
+            organization_id=organization.pk,
+            resource_type="atendente",
+            resource_id=agent.pk,
+            changes={"nome": change(None, name), "email": change(None, email), "ativo": change(None, is_active)},
+        )
     return agent
 
 
@@ -77,7 +92,14 @@ def agent_update(
             transaction.on_commit(lambda: storage.delete(old_avatar))
         if agent.name != previous_name:
             agent_renamed.send(sender=Agent, agent=agent, previous_name=previous_name, actor=actor)
+            _agent_audit("atendente.atualizado", agent, {"nome": change(previous_name, agent.name)})
     return agent
+
+
+def _agent_audit(action: str, agent: Agent, changes: dict) -> None:
+    audit_record(
+        action, organization_id=agent.organization_id, resource_type="atendente", resource_id=agent.pk, changes=changes
+    )
 
 
 def password_check(*, password: str, email: str = "", name: str = "") -> None:
@@ -127,6 +149,11 @@ def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:
         User.objects.filter(pk=agent.user_id).update(is_active=is_active)
         if not is_active:
             user_tokens_revoke(user_id=agent.user_id)
+        _agent_audit(
+            "atendente.ativado" if is_active else "atendente.desativado",
+            agent,
+            {"ativo": change(not is_active, is_active)},
+        )
     return agent
 
 
@@ -140,6 +167,14 @@ def user_tokens_revoke(*, user_id) -> int:
 def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
     """Suspend or restore an organization: its keys, panel tokens and admin access follow at once,
     because every door reads the organization on every request."""
-    organization.is_active = is_active
-    organization.save(update_fields=["is_active"])
+    with transaction.atomic():
+        organization.is_active = is_active
+        organization.save(update_fields=["is_active"])
+        audit_record(
+            "organizacao.reativada" if is_active else "organizacao.suspensa",
+            organization_id=organization.pk,
+            resource_type="organizacao",
+            resource_id=organization.pk,
+            changes={"ativa": change(not is_active, is_active)},
+        )
     return organization

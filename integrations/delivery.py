@@ -26,6 +26,7 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
+from helpdesk.audit import audit_record, change
 from helpdesk.db import db_value
 from helpdesk.ids import parse_uuid
 from integrations.leases import keeper, lease_seconds
@@ -575,12 +576,20 @@ def webhook_deactivate_gone(*, webhook_id) -> None:
     """410 Gone: the partner removed the endpoint; stop sending to it."""
     now = timezone.now()
     with transaction.atomic():
-        Webhook.objects.filter(pk=webhook_id, is_active=True).update(
+        changed = Webhook.objects.filter(pk=webhook_id, is_active=True).update(
             is_active=False, deactivated_at=now, deactivation_reason=GONE_REASON, updated_at=now
         )
         WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
             status=DeliveryStatus.CANCELLED, next_attempt_at=None
         )
+        if changed:
+            audit_record(
+                "webhook.desativado",
+                organization_id=Webhook.objects.filter(pk=webhook_id).values_list("organization_id", flat=True).first(),
+                resource_type="webhook",
+                resource_id=webhook_id,
+                changes={"ativo": change(True, False), "motivo": change(None, GONE_REASON)},
+            )
 
 
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.actors import SYSTEM, Actor
+from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
@@ -171,6 +172,12 @@ def webhook_test_send(*, webhook: Webhook, actor: Actor = SYSTEM) -> WebhookDeli
             "ator": actor_payload(actor),
         },
     )
+    audit_record(
+        "webhook.teste_enviado",
+        organization_id=webhook.organization_id,
+        resource_type="webhook",
+        resource_id=webhook.pk,
+    )
     return event.deliveries.select_related("event").get()
 
 
@@ -180,6 +187,13 @@ def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
     with transaction.atomic():
         copy = WebhookDelivery.objects.create(
             webhook=delivery.webhook, event=delivery.event, next_attempt_at=_first_attempt_guard()
+        )
+        audit_record(
+            "entrega.reenviada",
+            organization_id=delivery.webhook.organization_id,
+            resource_type="entrega",
+            resource_id=delivery.pk,
+            changes={"nova_entrega": change(None, str(copy.pk))},
         )
         transaction.on_commit(partial(deliveries_enqueue, [(copy.pk, 0)]), robust=True)
     return copy

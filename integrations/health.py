@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from helpdesk.audit import audit_record, change
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery
 
 logger = structlog.get_logger(__name__)
@@ -32,10 +33,10 @@ def webhooks_deactivate_failing(*, now=None) -> int:
     days = settings.WEBHOOK_DISABLE_AFTER_DAYS
     cutoff = now - timedelta(days=days)
     candidates = list(
-        Webhook.objects.filter(is_active=True, failing_since__lte=cutoff).values_list("pk", flat=True)[:500]
+        Webhook.objects.filter(is_active=True, failing_since__lte=cutoff).values_list("pk", "organization_id")[:500]
     )
     deactivated = 0
-    for webhook_id in candidates:
+    for webhook_id, organization_id in candidates:
         with transaction.atomic():
             changed = Webhook.objects.filter(pk=webhook_id, is_active=True, failing_since__lte=cutoff).update(
                 is_active=False, deactivated_at=now, deactivation_reason=failing_reason(days), updated_at=now
@@ -43,6 +44,13 @@ def webhooks_deactivate_failing(*, now=None) -> int:
             if changed:
                 WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
                     status=DeliveryStatus.CANCELLED, next_attempt_at=None
+                )
+                audit_record(
+                    "webhook.desativado",
+                    organization_id=organization_id,
+                    resource_type="webhook",
+                    resource_id=webhook_id,
+                    changes={"ativo": change(True, False), "motivo": change(None, failing_reason(days))},
                 )
         if changed:
             deactivated += 1

@@ -24,7 +24,7 @@ from integrations.models import (
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
 _CREDENTIAL_SQL = """
-SELECT c.id, c.organization_id, c.key_digest, c.key_prefix, c.is_active, c.last_used_at, c.scopes,
+SELECT c.id, c.organization_id, c.name, c.key_digest, c.key_prefix, c.is_active, c.last_used_at, c.scopes,
     c.allowed_networks, c.expires_at, o.name AS organization_name
 FROM integrations_apicredential c JOIN helpdesk_organization o ON o.id = c.organization_id
 WHERE c.key_digest = %s AND c.is_active AND (c.expires_at IS NULL OR c.expires_at > %s) AND o.is_active

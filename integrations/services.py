@@ -3,12 +3,14 @@
 import base64
 import secrets
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from helpdesk.audit import audit_record, change
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
 from integrations.exceptions import OriginNotAllowed, ScopeMissing, WebhookInactive
@@ -45,7 +47,25 @@ def credential_create(
             created_by=created_by,
             **restrictions,
         )
+        audit_record(
+            "credencial.criada",
+            organization_id=organization.pk,
+            resource_type="credencial",
+            resource_id=credential.pk,
+            changes=_credential_summary(credential),
+        )
     return credential, key
+
+
+def _credential_summary(credential: ApiCredential) -> dict:
+    """What an audit record says of a key: never the key, its digest or anything that opens it."""
+    return {
+        "nome": change(None, credential.name),
+        "key_prefix": change(None, credential.key_prefix),
+        "escopos": change(None, credential.scopes),
+        "expira_em": change(None, credential.expires_at.isoformat() if credential.expires_at else None),
+        "redes_permitidas": change(None, credential.allowed_networks),
+    }
 
 
 def credential_restrictions_clean(
@@ -127,7 +147,15 @@ def credential_revoke(*, credential: ApiCredential) -> ApiCredential:
     if credential.is_active:
         credential.is_active = False
         credential.revoked_at = timezone.now()
-        credential.save(update_fields=["is_active", "revoked_at"])
+        with transaction.atomic():
+            credential.save(update_fields=["is_active", "revoked_at"])
+            audit_record(
+                "credencial.revogada",
+                organization_id=credential.organization_id,
+                resource_type="credencial",
+                resource_id=credential.pk,
+                changes={"ativa": change(True, False)},
+            )
     return credential
 
 
@@ -186,7 +214,19 @@ def webhook_create(*, organization: Organization, name: str, url: str, events: l
         # The organization row lock makes the per-organization limit hold under concurrent creates.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
         webhook_limit_check(organization=organization)
-        return Webhook.objects.create(organization=organization, secret=generate_secret(), **cleaned)
+        webhook = Webhook.objects.create(organization=organization, secret=generate_secret(), **cleaned)
+        audit_record(
+            "webhook.criado",
+            organization_id=organization.pk,
+            resource_type="webhook",
+            resource_id=webhook.pk,
+            changes={
+                "nome": change(None, webhook.name),
+                "url": change(None, url_for_audit(webhook.url)),
+                "eventos": change(None, webhook.events),
+            },
+        )
+        return webhook
 
 
 def webhook_limit_check(*, organization: Organization) -> None:
@@ -218,6 +258,11 @@ def webhook_update(
         cleaned["deactivation_reason"] = "" if is_active else MANUAL_DEACTIVATION_REASON
         cleaned["failing_since"] = None
         cleaned["slow_since"] = None
+    audited = {
+        _WEBHOOK_FIELD_NAMES[field]: _audited_change(field, getattr(webhook, field), value)
+        for field, value in cleaned.items()
+        if field in _WEBHOOK_FIELD_NAMES and getattr(webhook, field) != value
+    }
     if regenerate_secret:
         cleaned["previous_secret"] = webhook.secret
         cleaned["previous_secret_expires_at"] = timezone.now() + PREVIOUS_SECRET_GRACE
@@ -227,12 +272,36 @@ def webhook_update(
     if cleaned:
         with transaction.atomic():
             webhook.save(update_fields=[*cleaned, "updated_at"])
+            _webhook_audit(webhook, audited, regenerated=regenerate_secret)
             if is_active is False:
                 # A deactivated webhook stops its pending deliveries.
                 webhook.deliveries.filter(status=DeliveryStatus.PENDING).update(
                     status=DeliveryStatus.CANCELLED, next_attempt_at=None
                 )
     return webhook
+
+
+_WEBHOOK_FIELD_NAMES = {"name": "nome", "url": "url", "events": "eventos", "is_active": "ativo"}
+
+
+def url_for_audit(url: str) -> str:
+    """A webhook URL without what may carry a credential (user info, query, fragment)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _audited_change(field: str, before, after) -> dict:
+    return change(url_for_audit(before), url_for_audit(after)) if field == "url" else change(before, after)
+
+
+def _webhook_audit(webhook: Webhook, changes: dict, *, regenerated: bool) -> None:
+    """The fields that changed, and a secret's regeneration as its own action (never the secret)."""
+    where = {"organization_id": webhook.organization_id, "resource_type": "webhook", "resource_id": webhook.pk}
+    if changes:
+        audit_record("webhook.atualizado", changes=changes, **where)
+    if regenerated:
+        audit_record("webhook.segredo_regenerado", **where)
 
 
 def webhook_ensure_active(webhook: Webhook) -> None:
@@ -242,7 +311,15 @@ def webhook_ensure_active(webhook: Webhook) -> None:
 
 
 def webhook_delete(*, webhook: Webhook) -> None:
-    webhook.delete()
+    with transaction.atomic():
+        audit_record(
+            "webhook.removido",
+            organization_id=webhook.organization_id,
+            resource_type="webhook",
+            resource_id=webhook.pk,
+            changes={"nome": change(webhook.name, None), "url": change(url_for_audit(webhook.url), None)},
+        )
+        webhook.delete()
 
 
 def webhook_signing_secrets(webhook: Webhook) -> list[str]:

@@ -364,6 +364,7 @@ SUCCESS = {
     "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "GET /api/tickets/{id}/anexos": (200, "Anexos listados."),
     "GET /api/ticket-status": (200, "Status listados."),
+    "GET /api/auditoria": (200, "Auditoria listada."),
 }
 
 

@@ -6,4 +6,4 @@ class TicketsConfig(AppConfig):
     verbose_name = "Tickets"
 
     def ready(self) -> None:
-        from tickets import checks, lifecycle, receivers  # noqa: F401  (registers the checks, connects the receivers)
+        from tickets import audit, checks, lifecycle, receivers  # noqa: F401  (registers the checks, connects the receivers)

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from helpdesk.audit import audit_as_system
 from helpdesk.exceptions import ValidationFailed
 
 
@@ -12,8 +13,11 @@ class OperatorCommand(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
     def execute(self, *args, **options):
+        # What the command writes is audited as the system, named by the command (helpdesk.audit).
+        name = f"manage.py {self.__module__.rsplit('.', 1)[-1]}"
         try:
-            return super().execute(*args, **options)
+            with audit_as_system(name):
+                return super().execute(*args, **options)
         except CommandError as error:
             if options.get("json"):
                 # Scripts parse stdout: a failure is one JSON object too (and a non-zero exit).

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from helpdesk.api.fields import InstantField, StrictBooleanField, TextField
 from helpdesk.api.pagination import PageQuery
 from integrations.models import SUBSCRIBABLE_EVENTS, DeliveryStatus, EventKind
-from integrations.scopes import Scope
+from integrations.scopes import MAX_NETWORKS, Scope
 
 # Output serializers are the OpenAPI schema: `allow_null` marks what can be null, choices are
 # the enums, validators on output fields only document the shape (patterns).
@@ -56,12 +56,21 @@ class CredentialCreatedOut(CredentialOut):
     chave = serializers.CharField(source="full_key", validators=[RegexValidator(KEY_PATTERN)])
 
 
+@extend_schema_field({"type": "string", "enum": Scope.values})
+class ScopeField(TextField):
+    """A scope's name; an unknown one is refused by the service, which names it (integrations.scopes)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=50, **kwargs)
+
+
 class CredentialCreateIn(serializers.Serializer):
     nome = TextField(source="name", max_length=100)
     escopos = serializers.ListField(
         source="scopes",
-        child=TextField(max_length=50),
+        child=ScopeField(),
         required=False,
+        allow_empty=False,
         help_text=f"Escopos da chave, entre {', '.join(Scope.values)}; omitido: todos.",
     )
     expira_em = InstantField(
@@ -71,6 +80,8 @@ class CredentialCreateIn(serializers.Serializer):
         source="allowed_networks",
         child=TextField(max_length=64),
         required=False,
+        allow_empty=False,
+        max_length=MAX_NETWORKS,
         help_text="Redes de origem permitidas, em CIDR (203.0.113.0/24, 2001:db8::/48); omitido: qualquer origem.",
     )
 

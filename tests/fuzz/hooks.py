@@ -65,7 +65,9 @@ class PartnerKey:
         _bearer(case, data)
 
 
-@schemathesis.auth(refresh_interval=600).apply_to(path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status)(/.*)?$")
+@schemathesis.auth(refresh_interval=600).apply_to(
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|auditoria)(/.*)?$"
+)
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
 
@@ -289,6 +291,18 @@ SEMANTIC_REJECTIONS = {
     ),
     # The ticket list's `cursor`: empty, or a cursor only the service can make (signed).
     "cursor": ("Informe o proximo_cursor de uma resposta anterior, ou deixe vazio para começar do início da lista.",),
+    # A key's expiry: in the future, and within what a database stores (year 9999 with a negative offset is not).
+    "expira_em": (
+        "A data de expiração deve estar no futuro.",
+        "Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",
+    ),
+    "ate": ("Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",),
+}
+SEMANTIC_REJECTIONS["desde"] += SEMANTIC_REJECTIONS["ate"]
+# Rejections whose message names the value refused: matched by their fixed beginning.
+SEMANTIC_REJECTION_PREFIXES = {
+    # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.
+    "redes_permitidas": ("Rede inválida (use a notação CIDR",),
 }
 
 
@@ -328,7 +342,12 @@ def filter_failure(context, failure, case, response):
 
 
 def _semantic(field: str, messages: list[str]) -> bool:
-    return len(messages) == 1 and messages[0] in SEMANTIC_REJECTIONS.get(field, ())
+    if len(messages) != 1:
+        return False
+    message = messages[0]
+    return message in SEMANTIC_REJECTIONS.get(field, ()) or message.startswith(
+        SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",))
+    )
 
 
 def _trimmed(value):
