@@ -1,5 +1,8 @@
 """Logins are limited per client address and per account, through the API and the admin alike."""
 
+import os
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -20,8 +23,8 @@ def api_login(email, password, address="10.0.0.1", **extra):
     return APIClient().post(LOGIN, {"email": email, "senha": password}, format="json", REMOTE_ADDR=address, **extra)
 
 
-def admin_login(email, password, address="10.0.0.1"):
-    return Client().post(ADMIN_LOGIN, {"username": email, "password": password}, REMOTE_ADDR=address)
+def admin_login(email, password, address="10.0.0.1", **extra):
+    return Client().post(ADMIN_LOGIN, {"username": email, "password": password}, REMOTE_ADDR=address, **extra)
 
 
 def request_with(**meta):
@@ -33,13 +36,15 @@ def request_with(**meta):
 
 def test_the_client_address_comes_from_the_proxy_header_when_it_is_an_address(settings):
     settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["10.0.0.0/24"]
 
     assert client_address("g", request_with(HTTP_X_REAL_IP="203.0.113.9", REMOTE_ADDR="10.0.0.2")) == "203.0.113.9"
-    assert client_address("g", request_with(HTTP_X_REAL_IP=" 2001:db8::1 ", REMOTE_ADDR="10.0.0.2")) == "2001:db8::1"
+    assert client_address("g", request_with(HTTP_X_REAL_IP=" 2001:db8::1 ", REMOTE_ADDR="10.0.0.2")) == "2001:db8::/64"
 
 
 def test_a_forwarded_list_counts_the_address_the_proxy_appended(settings):
     settings.RATELIMIT_IP_META_KEY = "HTTP_X_FORWARDED_FOR"
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
 
     forged_then_real = request_with(HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.7", REMOTE_ADDR="10.0.0.2")
 
@@ -49,6 +54,7 @@ def test_a_forwarded_list_counts_the_address_the_proxy_appended(settings):
 @pytest.mark.parametrize("header", [None, "", "not-an-address", "1.2.3.4.5", "<script>"])
 def test_a_missing_or_malformed_proxy_header_falls_back_to_the_socket_address(settings, header):
     settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["10.9.9.9"]
     meta = {"REMOTE_ADDR": "10.9.9.9"} | ({} if header is None else {"HTTP_X_REAL_IP": header})
 
     assert client_address("g", request_with(**meta)) == "10.9.9.9"
@@ -61,6 +67,83 @@ def test_without_the_proxy_header_logins_are_still_limited(admin, settings):
     answers = [api_login(admin.email, "errada").status_code for _ in range(3)]
 
     assert answers == [401, 401, 429]
+
+
+def test_a_forged_client_address_from_an_untrusted_peer_gets_no_fresh_budget(admin, settings):
+    """gunicorn binds every interface: whoever reaches its port directly may write any X-Real-IP."""
+    settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["10.0.0.10"]
+    settings.LOGIN_RATE_LIMIT = "2/m"
+
+    answers = [
+        api_login(admin.email, "errada", address="198.51.100.1", HTTP_X_REAL_IP=f"203.0.113.{n}").status_code
+        for n in range(3)
+    ]
+    refused = admin_login(admin.email, PASSWORD, address="198.51.100.1", HTTP_X_REAL_IP="203.0.113.99")
+
+    assert answers == [401, 401, 429]
+    assert refused.status_code == 429
+    assert "_auth_user_id" not in refused.wsgi_request.session
+
+
+def test_the_client_address_a_trusted_proxy_sets_is_honoured(admin, settings):
+    settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["10.0.0.10", "10.0.1.0/24"]
+    settings.LOGIN_RATE_LIMIT = "2/m"
+
+    one_client = [
+        api_login(admin.email, "errada", address="10.0.0.10", HTTP_X_REAL_IP="203.0.113.1").status_code
+        for _ in range(3)
+    ]
+    other_clients = [
+        api_login(admin.email, "errada", address=f"10.0.1.{n}", HTTP_X_REAL_IP=f"203.0.113.{n + 2}").status_code
+        for n in range(3)
+    ]
+
+    assert one_client == [401, 401, 429]
+    assert other_clients == [401, 401, 401]
+
+
+def test_ipv6_addresses_of_one_64_share_a_budget(admin, settings):
+    settings.LOGIN_RATE_LIMIT = "2/m"
+    same_64 = ["2001:db8:1:2::1", "2001:db8:1:2:ffff::2", "2001:db8:1:2:abcd:ef01:2345:6789"]
+
+    answers = [api_login(admin.email, "errada", address=address).status_code for address in same_64]
+    admin_answer = admin_login(admin.email, PASSWORD, address="2001:db8:1:2::7").status_code
+    next_64 = api_login(admin.email, PASSWORD, address="2001:db8:1:3::1").status_code
+
+    assert answers == [401, 401, 429]
+    assert admin_answer == 429
+    assert next_64 == 200
+
+
+def test_an_ipv4_mapped_address_counts_as_the_ipv4_one(admin, settings):
+    settings.LOGIN_RATE_LIMIT = "2/m"
+
+    answers = [
+        api_login(admin.email, "errada", address=address).status_code
+        for address in ("192.0.2.5", "::ffff:192.0.2.5", "::ffff:c000:205")
+    ]
+
+    assert answers == [401, 401, 429]
+
+
+def test_a_malformed_trusted_proxies_setting_stops_the_service(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={
+            **os.environ,
+            "DATA_DIR": str(tmp_path),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "TRUSTED_PROXIES": "10.0.0.10,proxy.internal",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert "TRUSTED_PROXIES: 'proxy.internal' is not an address or a network" in result.stderr
 
 
 # --- Per address, both doors ------------------------------------------------------
