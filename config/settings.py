@@ -350,8 +350,13 @@ SIMPLE_JWT = {
     "LEEWAY": 0,
 }
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
-# Failed logins of one account (e-mail), from any address, through the API or the admin.
+# Failed logins of one account from one client address (IPv6: its /64), through the API or the admin;
+# past it that address is refused for that account, even the right password (helpdesk.login_limits).
 LOGIN_ACCOUNT_RATE_LIMIT = env.str("LOGIN_ACCOUNT_RATE_LIMIT", default="20/h")
+# Failed logins of one account from every address. Never refuses on its own: past it the account is under
+# attack, and an address that has not logged in to it in 30 days gets LOGIN_NEW_ADDRESS_RATE_LIMIT failures.
+LOGIN_ACCOUNT_ALERT_RATE = env.str("LOGIN_ACCOUNT_ALERT_RATE", default="20/h")
+LOGIN_NEW_ADDRESS_RATE_LIMIT = env.str("LOGIN_NEW_ADDRESS_RATE_LIMIT", default="5/h")
 # With the cache down, logins are refused (a limiter that cannot count does not protect passwords).
 LOGIN_RATELIMIT_FAIL_OPEN = env.bool("LOGIN_RATELIMIT_FAIL_OPEN", default=False)
 PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")

@@ -12,12 +12,12 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
 from helpdesk.auth import (
     PanelJWTAuthentication,
-    login_address_count,
     panel_login,
     panel_logout,
     panel_permissions,
     panel_refresh,
 )
+from helpdesk.login_limits import login_address_count
 from helpdesk.ratelimit import client_address, count_request
 
 

@@ -173,22 +173,62 @@ def test_the_api_and_the_admin_share_the_budget_of_an_address(admin, settings):
     assert_error(api_login(admin.email, PASSWORD), 429, "Limite de requisições excedido.", "rate_limit")
 
 
-# --- Per account, from any address ------------------------------------------------
+# --- Per account and address; the account as a whole only slows new addresses -----
 
 
-def test_failed_logins_of_one_account_from_many_addresses_lock_it_for_the_window(admin, settings):
-    settings.LOGIN_ACCOUNT_RATE_LIMIT = "3/h"
-    for n in range(3):
-        assert api_login(admin.email, "errada", address=f"10.1.0.{n}").status_code == 401
+def logged_in(door, email, password, address):
+    if door == "api":
+        response = api_login(email, password, address=address)
+        return response.status_code == 200 and bool(response.json()["data"]["access_token"])
+    response = admin_login(email, password, address=address)
+    return response.status_code == 302 and "_auth_user_id" in response.wsgi_request.session
 
-    refused = api_login(admin.email.upper(), PASSWORD, address="10.2.0.1")
 
-    assert_error(refused, 429, "Limite de requisições excedido.", "rate_limit")
-    assert admin_login(admin.email, PASSWORD, address="10.2.0.2").status_code == 429
+@pytest.mark.parametrize("door", ["api", "admin"])
+def test_failures_from_one_address_never_keep_the_right_password_out_from_another(admin, settings, door):
+    """The shipped account limits; only the per-address limit is widened, so all 25 guesses reach the account."""
+    settings.LOGIN_RATE_LIMIT = "100/m"
+
+    guesses = [api_login(admin.email, f"errada-{n}", address="198.51.100.66").status_code for n in range(25)]
+
+    assert guesses == [401] * 20 + [429] * 5
+    assert logged_in(door, admin.email, PASSWORD, address="203.0.113.7")
+    assert_error(
+        api_login(admin.email, PASSWORD, address="198.51.100.66"), 429, "Limite de requisições excedido.", "rate_limit"
+    )
+    assert admin_login(admin.email, PASSWORD, address="198.51.100.66").status_code == 429
+
+
+def test_an_account_under_attack_gives_new_addresses_a_smaller_budget_and_known_ones_the_full(admin, settings):
+    settings.LOGIN_ACCOUNT_ALERT_RATE = "4/h"
+    settings.LOGIN_NEW_ADDRESS_RATE_LIMIT = "2/h"
+    assert logged_in("api", admin.email, PASSWORD, address="192.0.2.10")  # the owner's usual address
+    for n in range(4):
+        assert api_login(admin.email, "errada", address=f"198.51.100.{n}").status_code == 401
+
+    new_address = [api_login(admin.email, "errada", address="203.0.113.50").status_code for _ in range(2)]
+    known_address = [api_login(admin.email, "errada", address="192.0.2.10").status_code for _ in range(3)]
+
+    assert new_address == [401, 401]
+    assert admin_login(admin.email, PASSWORD, address="203.0.113.50").status_code == 429
+    assert known_address == [401, 401, 401]
+    assert logged_in("admin", admin.email, PASSWORD, address="192.0.2.10")
+    assert logged_in("api", admin.email, PASSWORD, address="203.0.113.51")  # a new address, right at once
+
+
+def test_an_account_not_under_attack_gives_a_new_address_the_full_budget(admin, settings):
+    settings.LOGIN_ACCOUNT_ALERT_RATE = "10/h"
+    settings.LOGIN_NEW_ADDRESS_RATE_LIMIT = "2/h"
+
+    answers = [api_login(admin.email, "errada", address="203.0.113.60").status_code for _ in range(3)]
+
+    assert answers == [401, 401, 401]
+    assert logged_in("api", admin.email, PASSWORD, address="203.0.113.60")
 
 
 def test_successful_logins_do_not_count_against_the_account(admin, settings):
     settings.LOGIN_ACCOUNT_RATE_LIMIT = "2/h"
+    settings.LOGIN_ACCOUNT_ALERT_RATE = "2/h"
 
     answers = [api_login(admin.email, PASSWORD, address=f"10.3.0.{n}").status_code for n in range(4)]
 
@@ -197,10 +237,13 @@ def test_successful_logins_do_not_count_against_the_account(admin, settings):
 
 def test_an_unknown_account_is_limited_like_a_real_one(db, settings):
     settings.LOGIN_ACCOUNT_RATE_LIMIT = "2/h"
-    for n in range(2):
-        assert api_login("ninguem@example.test", "x", address=f"10.4.0.{n}").status_code == 401
+    for _ in range(2):
+        assert api_login("ninguem@example.test", "x", address="10.4.0.1").status_code == 401
 
-    assert api_login("ninguem@example.test", "x", address="10.4.1.1").status_code == 429
+    assert_error(
+        api_login("ninguem@example.test", "x", address="10.4.0.1"), 429, "Limite de requisições excedido.", "rate_limit"
+    )
+    assert api_login("ninguem@example.test", "x", address="10.4.0.2").status_code == 401
 
 
 # --- A cache outage ------------------------------------------------------------
