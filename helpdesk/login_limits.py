@@ -13,6 +13,7 @@ Addresses are `client_address`'s: the trusted proxy's header, IPv6 per /64.
 
 import contextlib
 import hashlib
+import unicodedata
 
 from django.conf import settings
 from django.contrib.auth import authenticate
@@ -114,4 +115,18 @@ class _Attempt:
 
 
 def _account_keys(email: str) -> list[str]:
-    return [email.strip().lower()]
+    """Whose budgets an attempt spends: the e-mail's canonical form, so every spelling of one address
+    shares them, account or not; and the user's id once the e-mail resolves as the login resolves it
+    (`email__iexact`, as the backend's get_by_natural_key), for spellings the database folds and the
+    canonical form does not (PostgreSQL's UPPER() makes a dotless ı an I)."""
+    email = email.strip()
+    keys = ["email:" + canonical_email(email)]
+    users = list(User.objects.filter(email__iexact=email).values_list("pk", flat=True)[:2])
+    if len(users) == 1:
+        keys.append(f"usuario:{users[0]}")
+    return keys
+
+
+def canonical_email(email: str) -> str:
+    """NFKC and case folding (Unicode's NFKC_Casefold, near enough): ſ is s, ß is ss, ﬅ is st, ｓ is s."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", email.strip()).casefold())

@@ -10,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from helpdesk.ratelimit import client_address
+from helpdesk.services import organization_create
 from tests.assertions import assert_error
 from tests.factories import PASSWORD
 
@@ -244,6 +245,58 @@ def test_an_unknown_account_is_limited_like_a_real_one(db, settings):
         api_login("ninguem@example.test", "x", address="10.4.0.1"), 429, "Limite de requisições excedido.", "rate_limit"
     )
     assert api_login("ninguem@example.test", "x", address="10.4.0.2").status_code == 401
+
+
+# --- One account, however its e-mail is spelled -------------------------------------
+
+EMAIL = "vanessa.stark@classe.test"
+# Each is the same e-mail to a case-insensitive Unicode match (SQLite's like() here casefolds,
+# PostgreSQL's UPPER() folds ſ): those that log in must not get a budget of their own, nor those that do not.
+SPELLINGS = {
+    "long-s": "vaneſſa.ſtark@claſſe.teſt",
+    "sharp-s": "vaneßa.stark@claße.test",
+    "st-ligature": "vanessa.ﬅark@classe.teﬅ",
+    "upper-case": "VANESSA.STARK@CLASSE.TEST",
+    "full-width": "ｖａｎｅｓｓａ.stark@classe.test",
+}
+
+
+@pytest.fixture
+def vanessa(db):
+    organization_create(name="Classe", admin_email=EMAIL, admin_password=PASSWORD)
+
+
+@pytest.mark.usefixtures("vanessa")
+@pytest.mark.parametrize("spelling", SPELLINGS.values(), ids=SPELLINGS.keys())
+def test_another_spelling_of_the_email_spends_the_same_budget(settings, spelling):
+    settings.LOGIN_ACCOUNT_RATE_LIMIT = "2/h"
+    for _ in range(2):
+        assert api_login(EMAIL, "errada", address="198.51.100.8").status_code == 401
+
+    assert_error(
+        api_login(spelling, PASSWORD, address="198.51.100.8"), 429, "Limite de requisições excedido.", "rate_limit"
+    )
+    assert admin_login(spelling, PASSWORD, address="198.51.100.8").status_code == 429
+
+
+@pytest.mark.usefixtures("vanessa")
+@pytest.mark.parametrize("spelling", SPELLINGS.values(), ids=SPELLINGS.keys())
+def test_the_plain_email_is_refused_once_a_spelling_spent_the_budget(settings, spelling):
+    settings.LOGIN_ACCOUNT_RATE_LIMIT = "2/h"
+    for _ in range(2):
+        assert api_login(spelling, "errada", address="198.51.100.9").status_code == 401
+
+    assert api_login(EMAIL, PASSWORD, address="198.51.100.9").status_code == 429
+    assert api_login(EMAIL, PASSWORD, address="198.51.100.10").status_code == 200
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS.values(), ids=SPELLINGS.keys())
+def test_spellings_of_an_unknown_email_share_one_budget(db, settings, spelling):
+    settings.LOGIN_ACCOUNT_RATE_LIMIT = "2/h"
+    for _ in range(2):
+        assert api_login(EMAIL, "x", address="198.51.100.11").status_code == 401
+
+    assert api_login(spelling, "x", address="198.51.100.11").status_code == 429
 
 
 # --- A cache outage ------------------------------------------------------------
