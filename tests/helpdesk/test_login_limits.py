@@ -6,6 +6,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from django.core.checks import run_checks
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -145,6 +146,22 @@ def test_a_malformed_trusted_proxies_setting_stops_the_service(tmp_path):
 
     assert result.returncode != 0
     assert "TRUSTED_PROXIES: 'proxy.internal' is not an address or a network" in result.stderr
+
+
+def deploy_warnings() -> list[str]:
+    return [message.id for message in run_checks(include_deployment_checks=True) if message.id == "helpdesk.W001"]
+
+
+def test_check_deploy_warns_when_the_header_is_trusted_from_this_machine_only(settings):
+    settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["127.0.0.0/8", "::1"]
+
+    assert deploy_warnings() == ["helpdesk.W001"]
+    settings.TRUSTED_PROXIES = ["127.0.0.1", "10.0.0.10"]
+    assert deploy_warnings() == []
+    settings.RATELIMIT_IP_META_KEY = "REMOTE_ADDR"
+    settings.TRUSTED_PROXIES = ["127.0.0.0/8"]
+    assert deploy_warnings() == []
 
 
 # --- Per address, both doors ------------------------------------------------------
