@@ -77,7 +77,8 @@ class LoginView(_PublicAuthView):
         tags=["Painel: autenticação"],
         description=(
             "Emite o token do painel (access_token de 15 minutos, refresh_token de 7 dias). Limitado por "
-            "endereço do cliente."
+            "endereço do cliente e, nas tentativas erradas, por conta em cada endereço: a senha certa vinda de "
+            "outro endereço continua entrando."
         ),
         auth=[],
         request=LoginIn,
