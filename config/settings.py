@@ -5,6 +5,7 @@ local-memory cache under DATA_DIR, so one command runs everything on a fresh mac
 DATABASE_URL / REDIS_URL switch to PostgreSQL / Redis for production.
 """
 
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
@@ -351,8 +352,13 @@ SIMPLE_JWT = {
     "LEEWAY": 0,
 }
 LOGIN_RATE_LIMIT = env.str("LOGIN_RATE_LIMIT", default="10/m")
-# Failed logins of one account (e-mail), from any address, through the API or the admin.
+# Failed logins of one account from one client address (IPv6: its /64), through the API or the admin;
+# past it that address is refused for that account, even the right password (helpdesk.login_limits).
 LOGIN_ACCOUNT_RATE_LIMIT = env.str("LOGIN_ACCOUNT_RATE_LIMIT", default="20/h")
+# Failed logins of one account from every address. Never refuses on its own: past it the account is under
+# attack, and an address that has not logged in to it in 30 days gets LOGIN_NEW_ADDRESS_RATE_LIMIT failures.
+LOGIN_ACCOUNT_ALERT_RATE = env.str("LOGIN_ACCOUNT_ALERT_RATE", default="20/h")
+LOGIN_NEW_ADDRESS_RATE_LIMIT = env.str("LOGIN_NEW_ADDRESS_RATE_LIMIT", default="5/h")
 # With the cache down, logins are refused (a limiter that cannot count does not protect passwords).
 LOGIN_RATELIMIT_FAIL_OPEN = env.bool("LOGIN_RATELIMIT_FAIL_OPEN", default=False)
 PANEL_RATE_LIMIT = env.str("PANEL_RATE_LIMIT", default="300/m")
@@ -456,6 +462,15 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
 # Where the client address comes from for per-address limits (login): REMOTE_ADDR,
 # or a header the proxy sets and clients cannot, e.g. HTTP_X_REAL_IP.
 RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")
+# The peers whose CLIENT_IP_META_KEY header is believed (addresses or CIDRs, comma separated): gunicorn
+# binds every interface, so from anyone else the header is a forgery and the socket address counts.
+# Loopback by default (a proxy on the same machine); a proxy on another machine is named here.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=["127.0.0.0/8", "::1"])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy.strip(), strict=False)
+    except ValueError:  # a typo stops the service rather than silently trusting no one
+        raise ValueError(f"TRUSTED_PROXIES: {_proxy!r} is not an address or a network") from None
 
 # --- Metrics (docs/operations.md, "Metrics") ----------------------------------
 # GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.

@@ -4,12 +4,27 @@ from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.template.response import TemplateResponse
 
-from helpdesk.auth import login_account_check, login_account_failed, login_address_count
 from helpdesk.exceptions import RateLimited
+from helpdesk.login_limits import login_address_count, login_authenticate
 from helpdesk.metrics.instruments import rate_limit_rejected
 
 
+class LoginForm(AdminAuthenticationForm):
+    """Django's admin login form, authenticating through the login limits the API's login uses."""
+
+    def clean(self):
+        email, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
+        if email is not None and password:
+            # RateLimited goes up to HelpdeskAdminSite.login, which answers the 429 page.
+            self.user_cache = login_authenticate(self.request, email=email, password=password)
+            if self.user_cache is None:
+                raise self.get_invalid_login_error()
+            self.confirm_login_allowed(self.user_cache)
+        return self.cleaned_data
+
+
 class HelpdeskAdminSite(admin.AdminSite):
+    login_form = LoginForm
     site_header = "Helpdesk — painel de atendimento"
     site_title = "Helpdesk"
     index_title = "Atendimento"
@@ -25,16 +40,11 @@ class HelpdeskAdminSite(admin.AdminSite):
     def login(self, request, extra_context=None):
         if request.method != "POST":
             return super().login(request, extra_context)
-        email = request.POST.get("username", "")
         try:
             login_address_count(request)
-            login_account_check(request, email)
+            return super().login(request, extra_context)
         except RateLimited as limited:
             return self._login_refused(request, limited)
-        response = super().login(request, extra_context)
-        if not request.user.is_authenticated:
-            login_account_failed(request, email)
-        return response
 
     def _login_refused(self, request, limited: RateLimited) -> TemplateResponse:
         rate_limit_rejected(limited.limit)

@@ -5,11 +5,8 @@ password change invalidates every token at once; the user, their organization
 and their permissions are read from the database on every request.
 """
 
-import contextlib
 from types import SimpleNamespace
 
-from django.conf import settings
-from django.contrib.auth import authenticate
 from django.db import transaction
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.exceptions import AuthenticationFailed, InvalidToken, TokenError
@@ -18,10 +15,10 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken, UntypedToken
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
-from helpdesk.exceptions import AccessDenied, NotAuthenticated, RateLimited
+from helpdesk.exceptions import AccessDenied, NotAuthenticated
+from helpdesk.login_limits import login_authenticate
 from helpdesk.models import User
 from helpdesk.permissions import MANAGE_PUBLIC_API, MANAGE_PUBLIC_API_PERM
-from helpdesk.ratelimit import client_address, count_request
 
 
 class InvalidCredentials(NotAuthenticated):
@@ -77,49 +74,10 @@ def panel_permissions(user: User) -> list[str]:
     return [MANAGE_PUBLIC_API] if user.organization_id and user.has_perm(MANAGE_PUBLIC_API_PERM) else []
 
 
-def login_address_count(request) -> None:
-    """Every login attempt, through the API or the admin, counts against the client's address."""
-    count_request(
-        request,
-        group="panel-login",
-        rate=settings.LOGIN_RATE_LIMIT,
-        key=client_address,
-        policy="login",
-        fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
-    )
-
-
-def _account_limit(request, email: str, *, increment: bool) -> None:
-    account = email.strip().lower()
-    count_request(
-        request,
-        group="panel-login-account",
-        rate=settings.LOGIN_ACCOUNT_RATE_LIMIT,
-        key=lambda group, request: account,
-        policy="login-conta",
-        fail_open=settings.LOGIN_RATELIMIT_FAIL_OPEN,
-        increment=increment,
-    )
-
-
-def login_account_check(request, email: str) -> None:
-    """Too many failed logins of one account, from any address: refused (RateLimited) for the window.
-
-    Counted per e-mail whether the account exists or not, so the refusal tells nothing about it."""
-    _account_limit(request, email, increment=False)
-
-
-def login_account_failed(request, email: str) -> None:
-    with contextlib.suppress(RateLimited):  # this failure reached the limit: the next attempt is refused
-        _account_limit(request, email, increment=True)
-
-
 def panel_login(*, email: str, password: str, request=None) -> tuple[User, RefreshToken]:
     """Same answer whether the e-mail exists or not (Django's backend hashes either way)."""
-    login_account_check(request, email)
-    user = authenticate(request, email=email.strip(), password=password)
-    if user is None or not user.is_active:
-        login_account_failed(request, email)
+    user = login_authenticate(request, email=email, password=password)
+    if user is None:
         raise InvalidCredentials()
     if not organization_is_active(user):
         raise InvalidCredentials()  # the same answer: a suspended organization's password is not confirmed

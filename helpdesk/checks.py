@@ -4,8 +4,10 @@ Django runs them in every management command; config/startup.py runs them when t
 a worker or beat starts, so a misconfigured process refuses to start instead of serving.
 """
 
+import ipaddress
+
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 
 
 @register(deploy=False)
@@ -22,3 +24,23 @@ def keys_from_the_environment_with_a_shared_database(app_configs, **kwargs):
             )
         ]
     return []
+
+
+@register(deploy=True)
+def client_address_header_without_a_trusted_proxy(app_configs, **kwargs):
+    """Upgrading with CLIENT_IP_META_KEY set and the proxy on another machine would count every client as the
+    proxy's address (the header is believed from TRUSTED_PROXIES only): one login budget for everyone."""
+    if settings.RATELIMIT_IP_META_KEY == "REMOTE_ADDR":
+        return []
+    networks = [ipaddress.ip_network(entry.strip(), strict=False) for entry in settings.TRUSTED_PROXIES]
+    if any(not network.is_loopback for network in networks):
+        return []
+    return [
+        Warning(
+            "CLIENT_IP_META_KEY is set, but TRUSTED_PROXIES names no proxy beyond this machine.",
+            hint="The header is believed only from TRUSTED_PROXIES; from a proxy on another machine every "
+            "client would count as the proxy's address. Name the proxy's address in TRUSTED_PROXIES, or "
+            "silence helpdesk.W001 when it runs on this machine (docs/operations.md, 'The client address').",
+            id="helpdesk.W001",
+        )
+    ]

@@ -5,6 +5,7 @@ the limit; the state it returns feeds the rate-limit response headers.
 """
 
 import contextlib
+import functools
 import ipaddress
 import logging
 import re
@@ -58,20 +59,64 @@ def window_seconds(rate: str) -> int:
 CACHE_ERRORS = (RedisError, OSError)
 
 
-def client_address(group, request) -> str:
-    """The client's address for per-address limits: the header the proxy sets (CLIENT_IP_META_KEY),
-    or the socket's address when that header is missing or is not an address (never no limit at all).
+def client_ip(request) -> str:
+    """The client's own address: the header the proxy sets (CLIENT_IP_META_KEY), believed only when the
+    peer is one of TRUSTED_PROXIES (anyone else reaching the port could write any address there), else
+    the socket's address. A missing or malformed header falls back to the socket address, never to none.
 
-    For a list (X-Forwarded-For) the last address is taken: the one the trusted proxy appended."""
+    Of a list (X-Forwarded-For) the right-most address that is not itself a trusted proxy: the one
+    the last trusted proxy appended; what the client wrote to the left of it is ignored."""
+    peer = request.META.get("REMOTE_ADDR") or ""
     meta_key = settings.RATELIMIT_IP_META_KEY
-    forwarded = request.META.get(meta_key, "") if meta_key != "REMOTE_ADDR" else ""
-    candidate = forwarded.rsplit(",", 1)[-1].strip()
+    if meta_key == "REMOTE_ADDR" or not _is_trusted_proxy(peer):
+        return _canonical(peer) or "unknown"
+    hops = [hop.strip() for hop in request.META.get(meta_key, "").split(",")]
+    for hop in reversed(hops):
+        address = _canonical(hop)
+        if address is None:
+            break
+        if not _is_trusted_proxy(address):
+            return address
+    logger.warning("client address header %s missing or malformed; using the socket address", meta_key)
+    return _canonical(peer) or "unknown"
+
+
+def client_address(group, request) -> str:
+    """The key of per-address limits: the client's IPv4 address, or the /64 of an IPv6 one (a single
+    subscriber usually holds a whole /64, so counting its addresses one by one would be no limit)."""
+    address = client_ip(request)
     try:
-        return str(ipaddress.ip_address(candidate))
+        ip = ipaddress.ip_address(address)
     except ValueError:
-        if meta_key != "REMOTE_ADDR":
-            logger.warning("client address header %s missing or malformed; using the socket address", meta_key)
-    return request.META.get("REMOTE_ADDR") or "unknown"
+        return address
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return address
+
+
+def _canonical(text: str) -> str | None:
+    """An address in one spelling (an IPv4-mapped IPv6 address is the IPv4 one), or None."""
+    try:
+        ip = ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return str(ip)
+
+
+def _is_trusted_proxy(address: str) -> bool:
+    canonical = _canonical(address)
+    if canonical is None:
+        return False
+    ip = ipaddress.ip_address(canonical)
+    return any(ip in network for network in trusted_proxy_networks(tuple(settings.TRUSTED_PROXIES)))
+
+
+@functools.lru_cache(maxsize=8)
+def trusted_proxy_networks(entries: tuple[str, ...]) -> tuple:
+    """TRUSTED_PROXIES parsed (addresses or CIDRs); a malformed entry raises ValueError."""
+    return tuple(ipaddress.ip_network(entry.strip(), strict=False) for entry in entries if entry.strip())
 
 
 def _usage(request, *, group: str, rate: str, value: str, increment: bool) -> dict | None:

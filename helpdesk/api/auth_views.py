@@ -12,12 +12,12 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
 from helpdesk.auth import (
     PanelJWTAuthentication,
-    login_address_count,
     panel_login,
     panel_logout,
     panel_permissions,
     panel_refresh,
 )
+from helpdesk.login_limits import login_address_count
 from helpdesk.ratelimit import client_address, count_request
 
 
@@ -77,7 +77,8 @@ class LoginView(_PublicAuthView):
         tags=["Painel: autenticação"],
         description=(
             "Emite o token do painel (access_token de 15 minutos, refresh_token de 7 dias). Limitado por "
-            "endereço do cliente."
+            "endereço do cliente e, nas tentativas erradas, por conta em cada endereço: a senha certa vinda de "
+            "outro endereço continua entrando."
         ),
         auth=[],
         request=LoginIn,

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from helpdesk.api.base import EnvelopeViewSet, raw_body
 from helpdesk.api.renderers import enveloped
-from helpdesk.ratelimit import client_address, count_request, in_flight_acquire, in_flight_release
+from helpdesk.ratelimit import client_address, client_ip, count_request, in_flight_acquire, in_flight_release
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import (
     HEADER,
@@ -63,9 +63,7 @@ class PartnerViewSet(EnvelopeViewSet):
                 policy="sem-credencial",
             )
             raise
-        credential_authorize(
-            credential=request.auth, scope=self.scopes.get(self.action), address=client_address(None, request)
-        )
+        credential_authorize(credential=request.auth, scope=self.scopes.get(self.action), address=client_ip(request))
         self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:

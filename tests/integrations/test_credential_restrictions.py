@@ -142,6 +142,21 @@ def test_a_refused_origin_creates_nothing(organization):
     assert not organization.tickets.exists()
 
 
+def test_a_forged_client_address_does_not_open_a_key_bound_to_networks(organization, settings):
+    """The proxy's header names the client only when a trusted proxy sent it; anyone else may forge it."""
+    settings.RATELIMIT_IP_META_KEY = "HTTP_X_REAL_IP"
+    settings.TRUSTED_PROXIES = ["10.0.0.10"]
+    client = bearer_client(
+        credential_create(organization=organization, name="Filial", allowed_networks=["203.0.113.0/24"])[1]
+    )
+
+    forged = client.get(TICKETS, REMOTE_ADDR="198.51.100.9", HTTP_X_REAL_IP="203.0.113.5")
+    through_the_proxy = client.get(TICKETS, REMOTE_ADDR="10.0.0.10", HTTP_X_REAL_IP="203.0.113.5")
+
+    assert_error(forged, 403, "Acesso negado.", "origem")
+    assert through_the_proxy.status_code == 200
+
+
 def test_restrictions_are_the_keys_own(organization):
     """A scoped key of the organization does not narrow its other keys."""
     credential_create(organization=organization, name="BI", scopes=[Scope.TICKETS_READ])
