@@ -15,6 +15,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken, UntypedToken
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
+from helpdesk.audit import AuditActor, audit_record
 from helpdesk.exceptions import AccessDenied, NotAuthenticated
 from helpdesk.login_limits import login_authenticate
 from helpdesk.models import User
@@ -113,7 +114,17 @@ def panel_logout(*, raw_refresh_token: str) -> None:
         token = UntypedToken(raw_refresh_token)  # signature and expiry, whether blacklisted or not
     except TokenError:
         raise InvalidPanelToken()
-    outstanding = OutstandingToken.objects.filter(jti=token.get(jwt_settings.JTI_CLAIM)).first()
+    outstanding = OutstandingToken.objects.select_related("user").filter(jti=token.get(jwt_settings.JTI_CLAIM)).first()
     if token.get(jwt_settings.TOKEN_TYPE_CLAIM) != "refresh" or outstanding is None:
         raise InvalidPanelToken()
-    BlacklistedToken.objects.get_or_create(token=outstanding)
+    with transaction.atomic():
+        _, blacklisted = BlacklistedToken.objects.get_or_create(token=outstanding)
+        if blacklisted and outstanding.user is not None:
+            user = outstanding.user
+            audit_record(
+                "logout",
+                organization_id=user.organization_id,
+                resource_type="usuario",
+                resource_id=user.pk,
+                actor=AuditActor.user(user),
+            )

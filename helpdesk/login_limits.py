@@ -19,8 +19,9 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.cache import caches
 
+from helpdesk.audit import AuditActor, audit_record, change
 from helpdesk.exceptions import RateLimited
-from helpdesk.models import User
+from helpdesk.models import AuditRecord, User
 from helpdesk.ratelimit import CACHE_ERRORS, client_address, count_request
 
 ACCOUNT_POLICY = "login-conta"
@@ -49,9 +50,26 @@ def login_authenticate(request, *, email: str, password: str) -> User | None:
     user = authenticate(request, email=email.strip(), password=password)
     if user is None or not user.is_active:
         attempt.failed()
+        _login_audit("login.falhou", request, email, user or User.objects.filter(email__iexact=email.strip()).first())
         return None
     attempt.succeeded()
+    _login_audit("login.sucesso", request, email, user)
     return user
+
+
+def _login_audit(action: str, request, email: str, user: User | None) -> None:
+    """A login, through the API or the admin: the account's organization sees it; an e-mail of no account
+    is a platform-level record (superusers only). Never the password."""
+    door = "admin" if request is not None and request.path.startswith("/admin") else "api"
+    actor = AuditActor.user(user) if user is not None else AuditActor(AuditRecord.ACTOR_USER, "", email.strip()[:255])
+    audit_record(
+        action,
+        organization_id=user.organization_id if user is not None else None,
+        resource_type="usuario",
+        resource_id=user.pk if user is not None else "",
+        changes={"porta": change(None, door)},
+        actor=actor,
+    )
 
 
 class _Attempt:

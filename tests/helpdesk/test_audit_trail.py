@@ -262,3 +262,36 @@ def test_records_older_than_the_retention_are_purged(organization, settings):
     assert purge_expired_audit_records() == 1
 
     assert list(AuditRecord.objects.values_list("pk", flat=True)) == [new.pk]
+
+
+# --- Logins and logouts -------------------------------------------------------------------------------------
+
+
+def test_logins_through_both_doors_and_a_logout_are_recorded(organization, admin):
+    forget_setup()
+    api = Client(HTTP_USER_AGENT=BROWSER)
+    tokens = api.post(
+        "/api/auth/login", {"email": admin.email, "senha": PASSWORD}, content_type="application/json"
+    ).json()["data"]
+    api.post("/api/auth/login", {"email": admin.email, "senha": "errada"}, content_type="application/json")
+    Client().post(reverse("admin:login"), {"username": admin.email, "password": PASSWORD})
+    api.post("/api/auth/logout", {"refresh_token": tokens["refresh_token"]}, content_type="application/json")
+
+    records = AuditRecord.objects.filter(organization=organization).order_by("created_at")
+    assert [(r.action, r.changes.get("porta", {}).get("depois")) for r in records] == [
+        ("login.sucesso", "api"),
+        ("login.falhou", "api"),
+        ("login.sucesso", "admin"),
+        ("logout", None),
+    ]
+    assert {(r.actor_type, r.actor_id, r.resource_id) for r in records} == {("usuario", str(admin.pk), str(admin.pk))}
+    assert records[0].user_agent == BROWSER
+
+
+def test_a_failed_login_for_no_account_is_a_platform_record(organization):
+    forget_setup()
+
+    Client().post("/api/auth/login", {"email": "ninguem@example.test", "senha": "x"}, content_type="application/json")
+
+    [record] = AuditRecord.objects.all()
+    assert (record.organization_id, record.action, record.actor_name) == (None, "login.falhou", "ninguem@example.test")
