@@ -48,6 +48,15 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
     search_fields = ["name"]
     actions = ["suspend", "restore"]
 
+    def save_model(self, request, obj, form, change):
+        # Suspending or restoring from the page is the service's too (a restore releases what was held).
+        is_active = obj.is_active
+        if change:
+            obj.is_active = Organization.objects.values_list("is_active", flat=True).get(pk=obj.pk)
+        super().save_model(request, obj, form, change)
+        if change:
+            organization_set_active(organization=obj, is_active=is_active)
+
     @admin.action(description="Suspender as organizações selecionadas", permissions=["change"])
     def suspend(self, request, queryset):
         for organization in queryset:

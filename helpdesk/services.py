@@ -14,7 +14,7 @@ from helpdesk.actors import SYSTEM, Actor
 from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
-from helpdesk.signals import agent_renamed
+from helpdesk.signals import agent_renamed, organization_restored
 
 
 def organization_create(*, name: str, admin_email: str, admin_password: str) -> tuple[Organization, User]:
@@ -177,8 +177,13 @@ def user_tokens_revoke(*, user_id) -> int:
 
 
 def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
-    """Suspend or restore an organization: its keys, panel tokens and admin access follow at once,
-    because every door reads the organization on every request."""
-    organization.is_active = is_active
-    organization.save(update_fields=["is_active"])
+    """Suspend or restore an organization: its keys, panel tokens, admin access, signed links and
+    webhook deliveries follow at once, because each of them reads the organization every time.
+    A restore is announced (organization_restored): what was held for it goes out again."""
+    with transaction.atomic():
+        changing = Organization.objects.filter(pk=organization.pk).exclude(is_active=is_active)
+        flipped = changing.update(is_active=is_active)
+        organization.is_active = is_active
+        if flipped and is_active:
+            organization_restored.send(sender=Organization, organization=organization)
     return organization

@@ -35,3 +35,9 @@ class WebhookInactive(Conflict):
     message = "Webhook inativo."
     field = "ativo"
     detail = "Ative o webhook antes de enviar eventos para ele."
+
+
+class OrganizationSuspended(Conflict):
+    message = "Organização suspensa."
+    field = "organizacao"
+    detail = "Nada é enviado aos webhooks de uma organização suspensa."

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
-from integrations.exceptions import WebhookInactive
+from integrations.exceptions import OrganizationSuspended, WebhookInactive
 from integrations.keys import display_prefix, generate_key, key_digest
 from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
@@ -160,9 +160,12 @@ def webhook_update(
 
 
 def webhook_ensure_active(webhook: Webhook) -> None:
-    """Nothing is sent to an inactive webhook: not a test, not a resend, not a queued attempt."""
+    """Nothing is sent to an inactive webhook, nor for a suspended organization: not a test, not a
+    resend, not a queued attempt."""
     if not webhook.is_active:
         raise WebhookInactive()
+    if not Organization.objects.filter(pk=webhook.organization_id, is_active=True).exists():
+        raise OrganizationSuspended()
 
 
 def webhook_delete(*, webhook: Webhook) -> None:
