@@ -1,7 +1,7 @@
 """Admin for organizations, users and agents (the site itself: helpdesk.admin_site)."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.html import format_html
 from rest_framework_simplejwt.token_blacklist import admin as token_admin
@@ -9,7 +9,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
-from helpdesk.exceptions import ValidationFailed
+from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, AuditRecord, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.services import (
@@ -19,6 +19,7 @@ from helpdesk.services import (
     avatar_check,
     organization_set_active,
     password_check,
+    user_rank_check,
 )
 
 
@@ -47,6 +48,15 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
     list_filter = ["is_active"]
     search_fields = ["name"]
     actions = ["suspend", "restore"]
+
+    def save_model(self, request, obj, form, change):
+        # Suspending or restoring from the page is the service's too (a restore releases what was held).
+        is_active = obj.is_active
+        if change:
+            obj.is_active = Organization.objects.values_list("is_active", flat=True).get(pk=obj.pk)
+        super().save_model(request, obj, form, change)
+        if change:
+            organization_set_active(organization=obj, is_active=is_active)
 
     @admin.action(description="Suspender as organizações selecionadas", permissions=["change"])
     def suspend(self, request, queryset):
@@ -78,6 +88,16 @@ class UserAdmin(SuperuserOnlyAdmin, DjangoUserAdmin):
 class AgentChangeForm(forms.ModelForm):
     # A plain file field: helpdesk.services.avatar_check judges the content, whatever the file's name.
     avatar = forms.FileField(label="avatar", required=False)
+    request = None  # set by AgentAdmin.get_form
+
+    def clean_is_active(self):
+        is_active = self.cleaned_data["is_active"]
+        if self.instance.pk is not None and is_active != self.instance.is_active:
+            try:  # the service's own rule, shown on the field rather than as an error page
+                user_rank_check(actor=self.request.user, target=self.instance.user)
+            except AccessDenied as error:
+                raise forms.ValidationError(error.detail)
+        return is_active
 
     class Meta:
         model = Agent
@@ -124,7 +144,8 @@ class AgentAdmin(OrganizationScopedAdmin):
     ordering = ["name"]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
-        kwargs["form"] = AgentChangeForm if obj is not None else AgentAddForm
+        base = AgentChangeForm if obj is not None else AgentAddForm
+        kwargs["form"] = type(f"{base.__name__}ForRequest", (base,), {"request": request})
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fields(self, request, obj=None):
@@ -153,6 +174,7 @@ class AgentAdmin(OrganizationScopedAdmin):
                 is_active=data["is_active"],
                 avatar=data["avatar"] if "avatar" in form.changed_data else None,
                 actor=Actor.of_agent(request_agent(request)),
+                by=request.user,
             )
             return
         agent = agent_create(
@@ -172,13 +194,22 @@ class AgentAdmin(OrganizationScopedAdmin):
 
     @admin.action(description="Ativar atendentes selecionados", permissions=["change"])
     def activate(self, request, queryset):
-        for agent in queryset:
-            agent_set_active(agent=agent, is_active=True)
+        self._set_active(request, queryset, is_active=True)
 
     @admin.action(description="Desativar atendentes selecionados", permissions=["change"])
     def deactivate(self, request, queryset):
-        for agent in queryset:
-            agent_set_active(agent=agent, is_active=False)
+        self._set_active(request, queryset, is_active=False)
+
+    def _set_active(self, request, queryset, *, is_active: bool) -> None:
+        refused = []
+        for agent in queryset.select_related("user"):
+            try:
+                agent_set_active(agent=agent, is_active=is_active, by=request.user)
+            except AccessDenied as error:
+                refused.append(agent.name)
+                detail = error.detail
+        if refused:
+            self.message_user(request, f"{detail} Não alterado(s): {', '.join(refused)}.", messages.ERROR)
 
 
 # simplejwt's admin shows the whole refresh token on its page: a credential. Ours shows everything else.

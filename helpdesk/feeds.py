@@ -1,5 +1,5 @@
 """Change feeds: where a changed row sits in its organization's feed, which rows a reader may
-return without ever skipping one, and the signed cursor a client carries between pages.
+return without ever skipping one, and the encrypted cursor a client carries between pages.
 
 A row's position is (change_tx, change_seq), written by the very statement that changes it
 (ChangeTransaction, NextChange). Readers walk positions in order (`page_after`) and return only
@@ -18,11 +18,20 @@ settled rows (`settled`): rows that no transaction still running can be ordered 
 docs/decisions.md, "Change list and event feed", has the reasoning and its costs.
 """
 
+import base64
+import struct
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
 from django.core import signing
 from django.db import connection, models
 from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, IntegerField, Q, Value
+from django.utils.encoding import force_bytes
 
 CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
 _NO_LIMIT = 9_223_372_036_854_775_807
@@ -223,14 +232,73 @@ class CursorExpired(Exception):
     """A genuine cursor, older than the feed keeps what it must tell (the caller resyncs)."""
 
 
+# A position as the cursor holds it: two signed 64-bit integers (change_tx, change_seq).
+_POSITION = struct.Struct(">qq")
+
+
 def cursor_dumps(position: Position, *, salt: str) -> str:
-    """An opaque, signed cursor (SECRET_KEY, with the time it was made): a changed one does not load."""
-    return signing.dumps([position.tx, position.seq], salt=salt)
+    """An opaque cursor: the position encrypted and authenticated (Fernet) with a key derived from
+    SECRET_KEY and `salt`, which names the organization. On PostgreSQL a position is a transaction id
+    and a value of a sequence every organization shares: readable, it would tell a partner how much
+    the whole service writes; encrypted, it tells nothing, and a changed one does not load."""
+    token = _fernet(salt).encrypt(_POSITION.pack(position.tx, position.seq))
+    return token.decode("ascii").rstrip("=")
 
 
 def cursor_loads(cursor: str, *, salt: str, max_age=None) -> Position | None:
     """The position a cursor made by cursor_dumps with this salt holds; None for anything else.
-    CursorExpired when it is genuine but made more than `max_age` (a timedelta) ago."""
+    CursorExpired when it is genuine but made more than `max_age` (a timedelta) ago. A cursor signed
+    (not encrypted) by the previous release still loads: it tells its holder nothing new, and it
+    expires with the retention like any other."""
+    token = _canonical_token(cursor)
+    if token is None:
+        return _signed_cursor_loads(cursor, salt=salt, max_age=max_age)
+    fernet = _fernet(salt)
+    try:
+        made_at = fernet.extract_timestamp(token)
+        plain = fernet.decrypt(token)
+    except InvalidToken:
+        return None
+    if max_age is not None and time.time() - made_at > max_age.total_seconds():
+        raise CursorExpired()
+    if len(plain) != _POSITION.size:
+        return None
+    return Position(*_POSITION.unpack(plain))
+
+
+def _canonical_token(cursor: str) -> bytes | None:
+    """The Fernet token of a cursor written exactly as cursor_dumps writes it (unpadded base64url), else
+    None: base64 decoders forgive trailing characters and unused bits, and one position must have one
+    spelling."""
+    if not cursor.isascii() or not cursor.startswith(_FERNET_START):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except ValueError:
+        return None
+    if base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=") != cursor:
+        return None
+    return base64.urlsafe_b64encode(raw)
+
+
+# Every Fernet token starts with its version byte (0x80) and a 64-bit timestamp whose high bytes are zero;
+# a signed cursor of the previous release starts with base64 JSON ("Wz...") or "." when compressed.
+_FERNET_START = "gAAAAA"
+
+
+def _fernet(salt: str) -> MultiFernet:
+    """The current key first; SECRET_KEY_FALLBACKS still open cursors made before a rotation."""
+    return MultiFernet([_fernet_for(secret, salt) for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]])
+
+
+@lru_cache(maxsize=1024)
+def _fernet_for(secret: str, salt: str) -> Fernet:
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=f"helpdesk.feeds.cursor:{salt}".encode())
+    return Fernet(base64.urlsafe_b64encode(key.derive(force_bytes(secret))))
+
+
+def _signed_cursor_loads(cursor: str, *, salt: str, max_age=None) -> Position | None:
+    """A cursor of the previous release: the position in the clear, signed (django.core.signing)."""
     try:
         value = signing.loads(cursor, salt=salt, max_age=max_age)
     except signing.SignatureExpired:

@@ -20,6 +20,19 @@ def agent_list_active(*, organization: Organization) -> QuerySet[Agent]:
     return Agent.objects.filter(organization=organization, is_active=True).order_by("name", "id")
 
 
+def agent_avatar_for_link(*, agent_id, avatar_name: str) -> Agent | None:
+    """The agent a signed avatar link names, while the link's photo is still theirs, the agent is active
+    and its organization not suspended: the link is a door out, closed with the others."""
+    pk = parse_uuid(agent_id)
+    if pk is None or not avatar_name:
+        return None
+    return (
+        Agent.objects.filter(pk=pk, avatar=avatar_name, is_active=True, organization__is_active=True)
+        .only("avatar")
+        .first()
+    )
+
+
 class AgentNotFound(NotFound):
     message = "Atendente não encontrado."
     field = "atendente_id"

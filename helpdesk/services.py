@@ -6,15 +6,16 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files import File
 from django.db import transaction
+from django.db.models import Q
 from PIL import Image, UnidentifiedImageError
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.actors import SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.exceptions import ValidationFailed
+from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
-from helpdesk.signals import agent_renamed
+from helpdesk.signals import agent_renamed, organization_restored
 
 
 def organization_create(*, name: str, admin_email: str, admin_password: str) -> tuple[Organization, User]:
@@ -72,12 +73,22 @@ def agent_create(
 
 
 def agent_update(
-    *, agent: Agent, name: str | None = None, is_active: bool | None = None, avatar=None, actor: Actor = SYSTEM
+    *,
+    agent: Agent,
+    name: str | None = None,
+    is_active: bool | None = None,
+    avatar=None,
+    actor: Actor = SYSTEM,
+    by: User | None = None,
 ) -> Agent:
-    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding.
-    A new name is announced (agent_renamed): it is the author of the agent's public replies."""
+    """An edit of the agent's page. `avatar=False` removes the photo; deactivating is offboarding, by
+    `by` (agent_set_active). A new name is announced (agent_renamed): it is the author of the agent's
+    public replies."""
     old_avatar, previous_name = agent.avatar.name, agent.name
     with transaction.atomic():
+        if is_active is not None and is_active != agent.is_active:
+            # First: a refusal comes before any file is stored.
+            agent_set_active(agent=agent, is_active=is_active, by=by)
         if name is not None:
             agent.name = name
         if avatar is False:
@@ -85,8 +96,6 @@ def agent_update(
         elif avatar is not None:
             agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
         agent.save(update_fields=["name", "avatar"])
-        if is_active is not None and is_active != agent.is_active:
-            agent_set_active(agent=agent, is_active=is_active)
         if old_avatar and old_avatar != agent.avatar.name:
             storage = agent.avatar.storage
             transaction.on_commit(lambda: storage.delete(old_avatar))
@@ -139,22 +148,49 @@ def _byte_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def agent_set_active(*, agent: Agent, is_active: bool) -> Agent:
+def agent_set_active(*, agent: Agent, is_active: bool, by: User | None = None) -> Agent:
     """Offboarding: a deactivated agent's user can no longer log in, and every panel token it holds
     stops working at once (access tokens check the user on each request, refresh tokens are
-    blacklisted). Reactivating lets the user log in again."""
+    blacklisted). Reactivating lets the user log in again.
+
+    `by` is who asks (None: the operator's commands): nobody (de)activates a user who holds more than
+    they do (user_rank_check). The user's own flag is written only when the agent's flips, so
+    "activate" on an active agent does not undo a superuser's deactivation of the user."""
+    if by is not None:
+        user_rank_check(actor=by, target=agent.user)
     with transaction.atomic():
+        # Conditional: of two requests flipping the same agent, only one writes (and revokes).
+        flipped = Agent.objects.filter(pk=agent.pk).exclude(is_active=is_active).update(is_active=is_active)
         agent.is_active = is_active
-        agent.save(update_fields=["is_active"])
-        User.objects.filter(pk=agent.user_id).update(is_active=is_active)
-        if not is_active:
-            user_tokens_revoke(user_id=agent.user_id)
-        _agent_audit(
-            "atendente.ativado" if is_active else "atendente.desativado",
-            agent,
-            {"ativo": change(not is_active, is_active)},
-        )
+        if flipped:
+            User.objects.filter(pk=agent.user_id).update(is_active=is_active)
+            if not is_active:
+                user_tokens_revoke(user_id=agent.user_id)
+            action = "atendente.ativado" if is_active else "atendente.desativado"
+            _agent_audit(action, agent, {"ativo": change(not is_active, is_active)})
     return agent
+
+
+OUTRANKED = "Você não pode ativar nem desativar um usuário com mais permissões do que as suas."
+
+
+def user_rank_check(*, actor: User, target: User) -> None:
+    """AccessDenied when `target` holds anything `actor` does not: superuser, staff status, or a
+    permission (their own or their groups'). Read from the rows, not has_perm(), which finds no
+    permission on an inactive user and would let anyone reactivate a deactivated admin."""
+    if actor.is_superuser:
+        return
+    outranked = (
+        target.is_superuser
+        or (target.is_staff and not actor.is_staff)
+        or bool(_held_permissions(target) - _held_permissions(actor))
+    )
+    if outranked:
+        raise AccessDenied(detail=OUTRANKED)
+
+
+def _held_permissions(user: User) -> set[int]:
+    return set(Permission.objects.filter(Q(user=user) | Q(group__user=user)).values_list("pk", flat=True).distinct())
 
 
 def user_tokens_revoke(*, user_id) -> int:
@@ -165,16 +201,21 @@ def user_tokens_revoke(*, user_id) -> int:
 
 
 def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
-    """Suspend or restore an organization: its keys, panel tokens and admin access follow at once,
-    because every door reads the organization on every request."""
+    """Suspend or restore an organization: its keys, panel tokens, admin access, signed links and
+    webhook deliveries follow at once, because each of them reads the organization every time.
+    A restore is announced (organization_restored): what was held for it goes out again."""
     with transaction.atomic():
+        changing = Organization.objects.filter(pk=organization.pk).exclude(is_active=is_active)
+        flipped = changing.update(is_active=is_active)
         organization.is_active = is_active
-        organization.save(update_fields=["is_active"])
-        audit_record(
-            "organizacao.reativada" if is_active else "organizacao.suspensa",
-            organization_id=organization.pk,
-            resource_type="organizacao",
-            resource_id=organization.pk,
-            changes={"ativa": change(not is_active, is_active)},
-        )
+        if flipped:
+            audit_record(
+                "organizacao.reativada" if is_active else "organizacao.suspensa",
+                organization_id=organization.pk,
+                resource_type="organizacao",
+                resource_id=organization.pk,
+                changes={"ativa": change(not is_active, is_active)},
+            )
+        if flipped and is_active:
+            organization_restored.send(sender=Organization, organization=organization)
     return organization

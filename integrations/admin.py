@@ -12,7 +12,7 @@ from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from integrations.events import delivery_resend
-from integrations.exceptions import WebhookInactive
+from integrations.exceptions import OrganizationSuspended, WebhookInactive
 from integrations.models import (
     SUBSCRIBABLE_EVENTS,
     ApiCredential,
@@ -344,7 +344,7 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
         for delivery in queryset.select_related("webhook", "event"):
             try:
                 delivery_resend(delivery=delivery)
-            except WebhookInactive:
+            except (WebhookInactive, OrganizationSuspended):
                 continue
             count += 1
         self.message_user(request, f"{count} entrega(s) enviada(s) novamente.", messages.SUCCESS)

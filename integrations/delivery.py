@@ -7,6 +7,9 @@ message finds nothing to do. The lease is renewed while the attempt runs
 (integrations/leases.py); a worker that dies mid-send stops renewing it, it
 expires within WEBHOOK_LEASE seconds, and the dispatcher queues the delivery
 again, with the same id.
+
+Nothing leaves for a suspended organization: its deliveries are held (pending, with no due time, so no
+dispatcher run takes them again) and made due when it is restored (deliveries_release_held).
 """
 
 import threading
@@ -110,10 +113,11 @@ WHERE id = %s
 # for and its webhook has room: the count runs after the lock, so every claim committed before is in it.
 _SENDING_COLUMNS = """
 SELECT d.id, d.attempt_count, w.id, w.is_active, w.url, w.secret, w.previous_secret,
-    w.previous_secret_expires_at, w.failing_since, w.slow_since, e.id, e.kind, e.body
+    w.previous_secret_expires_at, w.failing_since, w.slow_since, e.id, e.kind, e.body, o.id, o.is_active
 FROM integrations_webhookdelivery AS d
 JOIN integrations_webhook AS w ON w.id = d.webhook_id
 JOIN integrations_webhookevent AS e ON e.id = d.event_id
+JOIN helpdesk_organization AS o ON o.id = w.organization_id
 """
 _CLAIM_IF_ROOM_SQL = """
 UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, parked_at = NULL, updated_at = %s
@@ -129,12 +133,23 @@ UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = 
 WHERE id = %s AND attempt_count = %s
   AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
 """
+# A suspended organization's delivery, held: pending without a due time until it is restored. The
+# organization is read again by this statement, after the webhook's lock: a restore that committed
+# meanwhile (it takes the same locks, deliveries_release_held) is seen, and nothing is held.
+_HOLD_SQL = """
+UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL, parked_at = NULL,
+    next_attempt_at = NULL, updated_at = %s
+WHERE id = %s AND attempt_count = %s
+  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
+  AND NOT EXISTS (SELECT 1 FROM helpdesk_organization WHERE id = %s AND is_active = %s)
+"""
 # The next parked delivery of an active webhook, for the turn an ended attempt passes on (SKIP LOCKED: the
 # webhook's other thread takes another one).
 _FOLLOWING_SQL = (
     _SENDING_COLUMNS
     + """
-WHERE d.webhook_id = %s AND w.is_active = %s AND d.parked_at IS NOT NULL AND d.status = 'pendente'
+WHERE d.webhook_id = %s AND w.is_active = %s AND o.is_active = %s AND d.parked_at IS NOT NULL
+  AND d.status = 'pendente'
 ORDER BY d.parked_at, d.created_at
 LIMIT 1
 """
@@ -180,7 +195,7 @@ def delivery_claim(*, delivery_id, expected_attempts: int) -> WebhookDelivery | 
     and goes when one of them ends (deliveries_unpark). A slow webhook's attempt also needs a slot of
     the process's slow share; without one it is parked too. The claim itself re-checks the delivery, so
     a stale or duplicate message claims nothing. Nothing is sent to an inactive webhook: its delivery is
-    cancelled instead.
+    cancelled instead; nor for a suspended organization: its delivery is held until it is restored.
     """
     pk = parse_uuid(delivery_id)
     now = timezone.now()
@@ -208,6 +223,10 @@ def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
             return None
         delivery = _sending(row)
         webhook = delivery.webhook
+        organization_id, organization_active = row[-2:]
+        if not organization_active:
+            _hold(cursor, delivery.pk, organization_id, expected_attempts, now)
+            return None
         if not webhook.is_active:
             WebhookDelivery.objects.filter(_claimable(now), pk=pk, attempt_count=expected_attempts).update(
                 status=DeliveryStatus.CANCELLED, next_attempt_at=None, parked_at=None, updated_at=now
@@ -235,6 +254,26 @@ def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
     return delivery
 
 
+def _hold(cursor, pk, organization_id, expected_attempts: int, now) -> None:
+    """Held for a suspended organization (organization_id as the row read it: already the database's form)."""
+    stamps = _params(WebhookDelivery, updated_at=now, id=pk)
+    cursor.execute(_HOLD_SQL, [*stamps, expected_attempts, stamps[0], organization_id, True])
+
+
+def deliveries_release_held(*, organization_id) -> int:
+    """A restored organization's held deliveries, due now: the dispatcher queues them (oldest first, as
+    any due delivery) within seconds. Its webhooks' rows are locked first, as a claim locks one, so a
+    claim that read the organization as suspended has held its delivery before this reads them."""
+    now = timezone.now()
+    with transaction.atomic():
+        webhooks = list(
+            Webhook.objects.select_for_update().filter(organization_id=organization_id).values_list("pk", flat=True)
+        )
+        return WebhookDelivery.objects.filter(
+            webhook_id__in=webhooks, status=DeliveryStatus.PENDING, next_attempt_at__isnull=True
+        ).update(next_attempt_at=now, updated_at=now)
+
+
 def _lock_clause(alias: str, *, skip_locked: bool = False) -> str:
     """Row locks where the database has them (PostgreSQL); SQLite serializes its writers anyway."""
     if connection.vendor != "postgresql":
@@ -259,6 +298,8 @@ def _sending(row) -> WebhookDelivery:
         event_id,
         kind,
         body,
+        _organization_id,
+        _organization_active,
     ) = row
     webhook = _loaded(
         Webhook,
@@ -542,7 +583,7 @@ def _claim_following(delivery: WebhookDelivery, *, slow: bool, holds: bool, now)
     with connection.cursor() as cursor:
         cursor.execute(
             _FOLLOWING_SQL + _lock_clause("d", skip_locked=True),
-            [_params(WebhookDelivery, webhook=delivery.webhook_id)[0], True],
+            [_params(WebhookDelivery, webhook=delivery.webhook_id)[0], True, True],
         )
         row = cursor.fetchone()
         if row is None or (slow and not holds and not slow_slots.take()):

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from helpdesk.actors import SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.models import Agent
+from helpdesk.models import Agent, Organization
+from integrations.exceptions import OrganizationSuspended
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
@@ -48,14 +49,15 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
     """Write the event, and a delivery for each active webhook that wants this kind.
 
     The event is written even when no webhook wants it: GET /api/v1/eventos reads every event.
-    `webhooks` narrows the targets (the test event goes to one webhook only).
+    `webhooks` narrows the targets (the test event goes to one webhook only). A suspended
+    organization gets no delivery: nothing goes out while it is suspended, and its partner reads
+    what happened meanwhile from the feed once it is restored.
     """
     if webhooks is None:
-        webhooks = [
-            webhook
-            for webhook in Webhook.objects.filter(organization=organization, is_active=True)
-            if kind in webhook.events
-        ]
+        targets = Webhook.objects.filter(organization=organization, is_active=True, organization__is_active=True)
+        webhooks = [webhook for webhook in targets if kind in webhook.events]
+    elif not Organization.objects.filter(pk=organization.pk, is_active=True).exists():
+        webhooks = []
     # Part of the action's own transaction (no savepoint: the outbox stands or falls with the action).
     with transaction.atomic(savepoint=False):
         event = WebhookEvent(organization=organization, kind=kind)
@@ -172,13 +174,16 @@ def webhook_test_send(*, webhook: Webhook, actor: Actor = SYSTEM) -> WebhookDeli
             "ator": actor_payload(actor),
         },
     )
+    delivery = event.deliveries.select_related("event").first()
+    if delivery is None:  # suspended since webhook_ensure_active looked
+        raise OrganizationSuspended()
     audit_record(
         "webhook.teste_enviado",
         organization_id=webhook.organization_id,
         resource_type="webhook",
         resource_id=webhook.pk,
     )
-    return event.deliveries.select_related("event").get()
+    return delivery
 
 
 def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:

@@ -47,3 +47,9 @@ class ScopeMissing(AccessDenied):
 class OriginNotAllowed(AccessDenied):
     field = "origem"
     detail = "Esta credencial não aceita requisições do endereço de origem (redes_permitidas)."
+
+
+class OrganizationSuspended(Conflict):
+    message = "Organização suspensa."
+    field = "organizacao"
+    detail = "Nada é enviado aos webhooks de uma organização suspensa."

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -63,6 +63,10 @@ def attempt_observed(*, event: str, status_code: int | None, duration_ms: int, g
         deliveries_failed.labels(event).inc()
 
 
+# Held for a suspended organization (integrations.delivery): pending, but no worker is behind on it.
+HELD = Q(status=DeliveryStatus.PENDING, next_attempt_at__isnull=True)
+
+
 class DeliveryQueueCollector:
     """Unfinished deliveries by status, and the queue lag: how long the oldest delivery that is due
     (its first attempt since it was created, a retry since its backoff ran out) has waited.
@@ -71,7 +75,8 @@ class DeliveryQueueCollector:
     guard, moved forward every time a delivery is queued again, so a backlog stuck in the broker
     would never look older than WEBHOOK_REQUEUE_AFTER. The due time is rebuilt from the creation
     (no attempt yet) or the last attempt plus its retry delay; the last attempt's start is recorded,
-    so a retry's lag reads up to one attempt's duration high.
+    so a retry's lag reads up to one attempt's duration high. Deliveries held for a suspended
+    organization count as pending, never as late.
     """
 
     def collect(self):
@@ -80,7 +85,11 @@ class DeliveryQueueCollector:
                 WebhookDelivery.objects.filter(status__in=(DeliveryStatus.PENDING, DeliveryStatus.SENDING))
                 .order_by()
                 .values_list("status", "attempt_count")
-                .annotate(total=Count("id"), oldest_created=Min("created_at"), oldest_attempt=Min("last_attempt_at"))
+                .annotate(
+                    total=Count("id"),
+                    oldest_created=Min("created_at", filter=~HELD),
+                    oldest_attempt=Min("last_attempt_at", filter=~HELD),
+                )
             )
         except DatabaseError:
             # The rest of the scrape is still worth having; these gauges go missing (alert on absent()).

@@ -7,7 +7,9 @@ API never emits (no echo), and an internal note never leaves.
 
 from django.dispatch import receiver
 
+from helpdesk import signals as helpdesk_signals
 from integrations import events
+from integrations.delivery import deliveries_release_held
 from integrations.models import EventKind
 from tickets import signals
 from tickets.models import AttachmentSender, StatusCategory
@@ -69,3 +71,9 @@ def attachment_added(sender, attachment, actor, **kwargs) -> None:
     reply = attachment.reply
     if not actor.is_partner and attachment.sender == AttachmentSender.AGENT and reply and not reply.is_internal:
         events.attachment_added_event(attachment, actor)
+
+
+@receiver(helpdesk_signals.organization_restored, dispatch_uid="integrations.organization_restored")
+def organization_restored(sender, organization, **kwargs) -> None:
+    """What was held while the organization was suspended goes out now (integrations.delivery)."""
+    deliveries_release_held(organization_id=organization.pk)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from helpdesk.audit import audit_record, change
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
-from integrations.exceptions import OriginNotAllowed, ScopeMissing, WebhookInactive
+from integrations.exceptions import OrganizationSuspended, OriginNotAllowed, ScopeMissing, WebhookInactive
 from integrations.keys import display_prefix, generate_key, key_digest
 from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
 from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
@@ -305,9 +305,12 @@ def _webhook_audit(webhook: Webhook, changes: dict, *, regenerated: bool) -> Non
 
 
 def webhook_ensure_active(webhook: Webhook) -> None:
-    """Nothing is sent to an inactive webhook: not a test, not a resend, not a queued attempt."""
+    """Nothing is sent to an inactive webhook, nor for a suspended organization: not a test, not a
+    resend, not a queued attempt."""
     if not webhook.is_active:
         raise WebhookInactive()
+    if not Organization.objects.filter(pk=webhook.organization_id, is_active=True).exists():
+        raise OrganizationSuspended()
 
 
 def webhook_delete(*, webhook: Webhook) -> None:

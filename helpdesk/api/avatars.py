@@ -13,7 +13,7 @@ from rest_framework.permissions import AllowAny
 from helpdesk.api.base import EnvelopeViewSet
 from helpdesk.api.schema import errors
 from helpdesk.exceptions import AccessDenied, NotFound
-from helpdesk.models import Agent
+from helpdesk.selectors import agent_avatar_for_link
 
 _signer = signing.TimestampSigner(salt="helpdesk.avatar")
 
@@ -44,7 +44,10 @@ class AvatarViewSet(EnvelopeViewSet):
                 404,
                 descriptions={
                     403: "URL de avatar expirada ou com assinatura inválida (campo `assinatura`).",
-                    404: "O atendente não tem mais esta foto (campo `avatar`).",
+                    404: (
+                        "O atendente não tem mais esta foto, foi desativado ou a organização está suspensa "
+                        "(campo `avatar`)."
+                    ),
                 },
             ),
         },
@@ -54,8 +57,8 @@ class AvatarViewSet(EnvelopeViewSet):
             claims = _signer.unsign_object(token, max_age=settings.AVATAR_URL_MAX_AGE)
         except signing.BadSignature:
             raise AccessDenied(field="assinatura", detail="URL de avatar expirada ou inválida.")
-        agent = Agent.objects.filter(pk=claims.get("a")).only("avatar").first()
-        if agent is None or not agent.avatar or agent.avatar.name != claims.get("n"):
+        agent = agent_avatar_for_link(agent_id=claims.get("a"), avatar_name=claims.get("n"))
+        if agent is None:
             raise NotFound("Avatar não encontrado.", field="avatar", detail="O atendente não tem esta foto.")
         content_type, _ = mimetypes.guess_type(agent.avatar.name)
         if not (content_type or "").startswith("image/"):

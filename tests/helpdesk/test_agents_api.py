@@ -12,6 +12,7 @@ from django.core import signing
 from django.core.files import File
 
 from helpdesk.models import Agent
+from helpdesk.services import agent_set_active, organization_set_active
 from tests.assertions import assert_error
 from tests.factories import make_agent, png_bytes
 
@@ -221,6 +222,32 @@ def test_avatar_url_follows_the_configured_maximum_age(settings, partner, anon_c
     response = anon_client.get(avatar_url)
 
     assert_signature_refused(response)
+
+
+def assert_avatar_missing(response) -> None:
+    assert_error(response, 404, "Avatar não encontrado.", "avatar")
+
+
+def test_avatar_url_stops_opening_when_the_agent_is_deactivated(partner, anon_client, organization):
+    leaving = make_agent(organization, name="Saindo", avatar=photo(png_bytes()))
+    url = item_of(partner.get(URL), leaving)["avatar_url"]
+
+    agent_set_active(agent=leaving, is_active=False)
+
+    assert_avatar_missing(anon_client.get(url))
+
+
+def test_avatar_url_stops_opening_while_the_organization_is_suspended(partner, anon_client, organization):
+    with_photo = make_agent(organization, name="Com Foto", avatar=photo(png_bytes()))
+    url = item_of(partner.get(URL), with_photo)["avatar_url"]
+
+    organization_set_active(organization=organization, is_active=False)
+    assert_avatar_missing(anon_client.get(url))
+
+    organization_set_active(organization=organization, is_active=True)
+    response = anon_client.get(url)
+    assert response.status_code == 200
+    assert content_of(response) == png_bytes()
 
 
 def test_avatar_url_stops_working_when_the_photo_is_replaced(partner, anon_client, organization):

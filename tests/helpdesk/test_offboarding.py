@@ -5,6 +5,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken
 
+from helpdesk.models import User
+from helpdesk.permissions import support_group_ensure
 from helpdesk.services import agent_set_active, organization_set_active
 from tests.assertions import assert_error, bearer_client
 from tests.factories import PASSWORD, make_agent, make_key
@@ -82,6 +84,103 @@ def test_unticking_active_on_the_agents_page_is_the_same_offboarding(client, adm
     agent.user.refresh_from_db()
     assert (agent.is_active, agent.user.is_active) == (False, False)
     assert refresh(session["refresh_token"]).status_code == 401
+
+
+# --- Who may (de)activate whom -------------------------------------------------------------
+
+OUTRANKED = "Você não pode ativar nem desativar um usuário com mais permissões do que as suas."
+
+
+@pytest.fixture
+def support_staff(organization, admin):
+    """Staff of the organization in the Suporte group, without api_publica:gerenciar: less than its admin."""
+    agent = make_agent(organization, name="Suporte")
+    agent.user.is_staff = True
+    agent.user.save(update_fields=["is_staff"])
+    agent.user.groups.add(support_group_ensure())
+    return agent.user
+
+
+def agents_action(client, action: str, *agents):
+    return client.post(
+        "/admin/helpdesk/agent/",
+        {"action": action, "_selected_action": [str(agent.pk) for agent in agents], "index": "0"},
+        follow=True,
+    )
+
+
+def page_messages(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_staff_without_the_management_permission_cannot_deactivate_the_organizations_admin(
+    client, support_staff, admin
+):
+    session = login(admin.email)
+    client.force_login(support_staff)
+
+    response = agents_action(client, "deactivate", admin.agent)
+
+    assert page_messages(response) == [f"{OUTRANKED} Não alterado(s): {admin.agent.name}."]
+    admin.refresh_from_db()
+    admin.agent.refresh_from_db()
+    assert (admin.is_active, admin.agent.is_active) == (True, True)
+    assert not BlacklistedToken.objects.filter(token__user=admin).exists()
+    assert refresh(session["refresh_token"]).status_code == 200
+
+
+def test_staff_still_deactivate_an_agent_who_holds_no_more_than_they_do(client, support_staff, organization):
+    plain = make_agent(organization, name="Comum")
+    client.force_login(support_staff)
+
+    response = agents_action(client, "deactivate", plain)
+
+    assert page_messages(response) == []
+    plain.user.refresh_from_db()
+    assert plain.user.is_active is False
+
+
+def test_unticking_the_admins_active_box_is_a_form_error_for_lesser_staff(client, support_staff, admin):
+    client.force_login(support_staff)
+
+    response = client.post(f"/admin/helpdesk/agent/{admin.agent.pk}/change/", {"name": "Admin", "_save": "Salvar"})
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {"is_active": [OUTRANKED]}
+    admin.refresh_from_db()
+    admin.agent.refresh_from_db()
+    assert (admin.is_active, admin.agent.is_active, admin.agent.name) == (True, True, "Administrador Acme")
+
+
+def test_lesser_staff_cannot_reactivate_an_admin_a_superuser_deactivated(client, support_staff, admin):
+    agent_set_active(agent=admin.agent, is_active=False)
+    client.force_login(support_staff)
+
+    response = agents_action(client, "activate", admin.agent)
+
+    assert page_messages(response) == [f"{OUTRANKED} Não alterado(s): {admin.agent.name}."]
+    denied = APIClient().post(LOGIN, {"email": admin.email, "senha": PASSWORD}, format="json")
+    assert_error(denied, 401, "Credenciais inválidas.", "credenciais")
+
+
+def test_activating_an_active_agent_does_not_undo_a_superusers_deactivation_of_the_user(client, admin, organization):
+    agent = make_agent(organization, name="Bloqueada")
+    superuser = User.objects.create_superuser(email="root@helpdesk.test", password=PASSWORD)
+    client.force_login(superuser)
+    client.post(
+        f"/admin/helpdesk/user/{agent.user.pk}/change/",
+        {"email": agent.user.email, "name": agent.name, "organization": str(organization.pk), "_save": "Salvar"},
+    )
+    agent.user.refresh_from_db()
+    assert agent.user.is_active is False  # the platform's deactivation, the agent's own flag untouched
+    client.force_login(admin)
+
+    agents_action(client, "activate", agent)
+
+    agent.user.refresh_from_db()
+    assert agent.user.is_active is False
+    denied = APIClient().post(LOGIN, {"email": agent.user.email, "senha": PASSWORD}, format="json")
+    assert_error(denied, 401, "Credenciais inválidas.", "credenciais")
 
 
 # --- A suspended organization ---------------------------------------------------------

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from requests_hardened.ip_filter import InvalidIPAddress
 
+from helpdesk.services import organization_set_active
 from integrations import delivery as delivery_module
 from integrations import metrics as metrics_module
 from integrations.delivery import delivery_attempt
@@ -227,6 +228,19 @@ def test_a_delivery_being_sent_counts_as_enviando_and_as_late_as_it_is(webhook, 
 
     assert (samples.value(PENDING, status="pendente"), samples.value(PENDING, status="enviando")) == (0, 1)
     assert samples.value(LAG) == 30.0
+
+
+def test_deliveries_held_for_a_suspended_organization_are_pending_but_not_late(
+    webhook, organization, other_organization, now
+):
+    held = make_test_delivery(webhook, created_at=now - timedelta(hours=3))
+    organization_set_active(organization=organization, is_active=False)
+    delivery_attempt(delivery_id=held.pk, expected_attempts=0)
+    make_test_delivery(make_webhook(other_organization), created_at=now - timedelta(minutes=1))
+
+    samples = scrape()
+
+    assert (samples.value(PENDING, status="pendente"), samples.value(LAG)) == (2, 60.0)
 
 
 @pytest.mark.parametrize("status", [DeliveryStatus.SUCCEEDED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED])

@@ -5,16 +5,21 @@ What never skipping a change under concurrent writers takes is proven on Postgre
 tests/test_change_feeds_postgres.py.
 """
 
+import base64
+import re
+import struct
+import time
 from datetime import timedelta
 
 import pytest
 import schemathesis
+from django.core import signing
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
 from helpdesk.services import agent_update
-from tests.assertions import assert_success, assert_validation_error, queries_of, utc
+from tests.assertions import assert_error, assert_success, assert_validation_error, queries_of, utc
 from tests.factories import make_agent, make_agent_reply, make_busy_ticket, make_customer_reply, make_ticket, status_of
 from tests.test_openapi_conformance import assert_conforms
 from tickets.models import Ticket, TicketStatus
@@ -386,12 +391,52 @@ def test_a_tampered_cursor_is_a_422_on_desde(partner, organization):
     forged = [
         ("WzAsMF0" if value != "WzAsMF0" else "WzEsMF0") + ":" + signature,  # another position, same signature
         cursor[:-1] + ("A" if cursor[-1] != "A" else "B"),  # another signature
+        cursor[:40] + ("A" if cursor[40] != "A" else "B") + cursor[41:],  # a byte of the middle
         cursor + "x",
+        cursor + "=",
     ]
 
     for desde in forged:
         response = partner.get(CHANGES, {"desde": desde})
         assert response.json() == {"success": False, "message": "Erro de validação", "errors": {"desde": [BAD_DESDE]}}
+
+
+def test_the_cursor_does_not_reveal_the_feeds_position(partner, organization):
+    """On PostgreSQL the position is a transaction id and a value of a sequence every organization
+    shares: a readable one would tell a partner how much the whole service writes."""
+    ticket = make_ticket(organization)
+    Ticket.objects.filter(pk=ticket.pk).update(change_seq=987_654_321_987)
+
+    cursor = changes(partner)["proximo_cursor"]
+
+    assert "987654321987" not in cursor
+    for part in re.split(r"[:.]", cursor):
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        assert b"987654321987" not in decoded
+        assert struct.pack(">q", 987_654_321_987) not in decoded
+    assert changes(partner, desde=cursor)["itens"] == []  # and it still works
+
+
+def test_a_cursor_signed_by_the_previous_release_still_works(partner, organization):
+    first = make_ticket(organization, subject="Primeiro")
+    make_ticket(organization, subject="Segundo")
+    first.refresh_from_db()
+    signed = signing.dumps([first.change_tx, first.change_seq], salt=f"tickets.alteracoes:{organization.pk}")
+
+    page = changes(partner, desde=signed)
+
+    assert subjects(page["itens"]) == ["Segundo"]
+    assert changes(partner, desde=page["proximo_cursor"])["itens"] == []
+
+
+def test_a_cursor_signed_by_the_previous_release_expires_with_the_retention(
+    partner, organization, monkeypatch, settings
+):
+    signed = signing.dumps([0, 0], salt=f"tickets.alteracoes:{organization.pk}")
+    later = time.time() + timedelta(days=settings.EVENT_RETENTION_DAYS, minutes=1).total_seconds()
+    monkeypatch.setattr(time, "time", lambda: later)
+
+    assert_error(partner.get(CHANGES, {"desde": signed}), 410, "Cursor fora da retenção.", "desde")
 
 
 def test_another_organizations_cursor_is_a_422_on_desde(partner, other_partner, organization, other_organization):

@@ -203,7 +203,7 @@ BAD_DESDE = (
 
 
 def changes_cursor(position, organization) -> str:
-    """Signed for this organization: another organization's cursor does not load either."""
+    """Encrypted for this organization (helpdesk.feeds): another organization's cursor does not load either."""
     return cursor_dumps(position, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}")
 
 
@@ -213,7 +213,7 @@ class TicketChangesQuery(serializers.Serializer):
         required=False,
         max_length=255,
         help_text=(
-            "Onde continuar: o `proximo_cursor` da resposta anterior (opaco e assinado), ou, na primeira chamada, "
+            "Onde continuar: o `proximo_cursor` da resposta anterior (opaco e cifrado), ou, na primeira chamada, "
             "uma data e hora ISO 8601 com fuso (por exemplo, 2025-01-31T12:00:00Z): os tickets alterados a partir "
             "dela. Sem `desde`, todos os tickets da organização."
         ),
