@@ -4,7 +4,7 @@ same words), so a missing organization condition anywhere shows up as an extra r
 
 import pytest
 
-from helpdesk.models import Agent
+from helpdesk.models import Agent, AuditRecord
 from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
 from tests.authorization import PANEL, PARTNER, operations
@@ -178,6 +178,14 @@ def assert_no_trace(response, world) -> None:
 
 
 # Every list route of the API, and the test above that checks it: a new list must be added here.
+def test_audit_trail_has_only_the_callers_records(world):
+    response = world.b.client(PANEL).get("/api/auditoria", {"por_pagina": 100})
+
+    expected = AuditRecord.objects.filter(organization=world.b.organization)
+    assert 5 <= len(expected) <= 100
+    assert_exactly(response, "Auditoria listada.", expected, world)
+
+
 LIST_TESTS = {
     "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
     "/api/v1/tickets/alteracoes": test_change_list_has_only_the_callers_tickets_whatever_the_start,
@@ -190,6 +198,7 @@ LIST_TESTS = {
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,
     "/api/v1/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
+    "/api/auditoria": test_audit_trail_has_only_the_callers_records,
 }
 
 

@@ -32,6 +32,7 @@ ROUTES = {
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/tickets/{id}/anexos": ("GET",),
     "/api/ticket-status": ("GET",),
+    "/api/auditoria": ("GET",),  # issue 19: the audit trail
 }
 
 
