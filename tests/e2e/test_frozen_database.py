@@ -63,7 +63,16 @@ class ShippedWebStack(Stack):
         self.env["PORT"] = str(self.port)
         # One process per request of a round, not 2 x cores + 1 on a shared CI machine.
         self.env["WEB_CONCURRENCY"] = "3"
-        for name in ("GUNICORN_CMD_ARGS", "WEB_THREADS", "DB_STATEMENT_TIMEOUT_MS", "DB_CONNECT_TIMEOUT"):
+        # Production's bounds: whatever this shell sets, the defaults of config/wsgi.py and the settings.
+        for name in (
+            "GUNICORN_CMD_ARGS",
+            "WEB_THREADS",
+            "DB_STATEMENT_TIMEOUT_MS",
+            "DB_CONNECT_TIMEOUT",
+            "DB_ANSWER_TIMEOUT",
+            "DB_PROBE_AFTER",
+            "DB_HEALTH_CHECK_GRACE",
+        ):
             self.env.pop(name, None)
 
     def _admin_dsn(self) -> str:

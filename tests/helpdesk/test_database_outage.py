@@ -228,7 +228,7 @@ def test_a_slow_statement_on_a_server_that_answers_keeps_its_budget(postgres_onl
     finally:
         bounded.close()
 
-    assert len(probes) >= 3  # one each 0.3 s of waiting, each found an answer
+    assert len(probes) >= 2  # one each 0.3 s of waiting, each found an answer
 
 
 def test_a_statement_on_a_server_that_takes_no_new_connection_fails_after_one_probe(
