@@ -49,14 +49,19 @@ class PostgresCluster:
             raise AssertionError(f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}")
 
     def start(self) -> "PostgresCluster":
-        if self._owner:
-            os.chown(self.workdir, self._owner.pw_uid, self._owner.pw_gid)
-        self._run(str(self.binaries / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
-        server_options = f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(
-            str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.workdir / "server.log"), "-w",
-            "-o", server_options, "start",
-        )  # fmt: skip
+        try:
+            if self._owner:
+                os.chown(self.workdir, self._owner.pw_uid, self._owner.pw_gid)
+            initdb = ("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
+            self._run(str(self.binaries / initdb[0]), *initdb[1:])
+            server_options = f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
+            log = str(self.workdir / "server.log")
+            self._run(
+                str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", log, "-w", "-o", server_options, "start"
+            )
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def url(self, database: str) -> str:
