@@ -102,8 +102,9 @@ if env.str("DATABASE_URL", default=""):
         # The same backend, without a health-check round trip on a connection busy a moment ago.
         DATABASES["default"]["ENGINE"] = "helpdesk.db.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
-    # A database that does not answer fails a request in seconds instead of holding it.
-    _options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=5))
+    # A database that does not answer fails a request in seconds instead of holding it
+    # (2 s is the least libpq and psycopg accept; a live server, even a busy one, answers in milliseconds).
+    _options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=2))
     # No statement may hold a web worker for long: the web process (config/wsgi.py) sets
     # DB_STATEMENT_TIMEOUT_MS; workers, beat and commands (migrations) are not bounded.
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
@@ -113,6 +114,11 @@ if env.str("DATABASE_URL", default=""):
         _answer_timeout = env.float("DB_ANSWER_TIMEOUT", default=env.int("DB_STATEMENT_TIMEOUT_MS") / 1000 + 1)
         if _answer_timeout > 0:
             DATABASES["default"]["ANSWER_TIMEOUT"] = _answer_timeout
+        # A statement unanswered this long makes the client check that the server still answers a new
+        # connection (a busy one does, a frozen one does not) and wait as long for it; 0 turns it off.
+        _probe_after = env.float("DB_PROBE_AFTER", default=1.0)
+        if _probe_after > 0:
+            DATABASES["default"]["PROBE_AFTER"] = _probe_after
     # Every process: a peer that stopped acknowledging (a dropped network) breaks the
     # connection after 30 s, not after the kernel's 15 minutes of retransmissions.
     _options.setdefault("tcp_user_timeout", env.int("DB_TCP_USER_TIMEOUT_MS", default=30_000))

@@ -94,13 +94,14 @@ def test_postgresql_connections_persist_health_checked_with_bounded_connects(tmp
     assert database["CONN_MAX_AGE"] == 600
     assert database["CONN_HEALTH_CHECKS"] is True
     assert database["OPTIONS"] == {
-        "connect_timeout": 5,
+        "connect_timeout": 2,  # the least psycopg accepts: a live server answers in milliseconds
         "tcp_user_timeout": 30_000,
         "keepalives_idle": 30,
         "keepalives_interval": 10,
         "keepalives_count": 3,
     }
     assert "ANSWER_TIMEOUT" not in database  # workers and migrations may run long statements
+    assert "PROBE_AFTER" not in database
 
 
 def test_the_web_process_bounds_every_statement(tmp_path):
@@ -110,6 +111,8 @@ def test_the_web_process_bounds_every_statement(tmp_path):
 
     assert database["OPTIONS"]["options"] == "-c statement_timeout=5000"
     assert database["ANSWER_TIMEOUT"] == 6.0  # a frozen server cannot enforce statement_timeout
+    # A statement unanswered for 1 s: does the server still answer a new connection (1 s more)?
+    assert database["PROBE_AFTER"] == 1.0
     wsgi = (Path(settings.BASE_DIR) / "config" / "wsgi.py").read_text()
     assert 'os.environ.setdefault("DB_STATEMENT_TIMEOUT_MS", "5000")' in wsgi
 
@@ -122,3 +125,13 @@ def test_the_answer_timeout_can_be_set_or_turned_off(tmp_path):
 
     assert set_to_two["ANSWER_TIMEOUT"] == 2.0
     assert "ANSWER_TIMEOUT" not in turned_off
+
+
+def test_the_probe_can_be_set_or_turned_off(tmp_path):
+    environment = {"DATABASE_URL": "postgres://app:secret@db.internal:5432/helpdesk", "DB_STATEMENT_TIMEOUT_MS": "5000"}
+
+    set_to_half = settings_under(tmp_path / "a", DB_PROBE_AFTER="0.5", **environment)["db"]
+    turned_off = settings_under(tmp_path / "b", DB_PROBE_AFTER="0", **environment)["db"]
+
+    assert set_to_half["PROBE_AFTER"] == 0.5
+    assert "PROBE_AFTER" not in turned_off

@@ -2,7 +2,9 @@
 and the web process is never held waiting (findings 13 and 14 of the security review)."""
 
 import contextlib
+import socket
 import time
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -10,6 +12,7 @@ from django.db import OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test import Client
 
+from helpdesk.db.postgresql import base as postgresql_base
 from tests.assertions import row_counts
 from tests.contract import TICKET_BODY, error_envelope
 from tests.factories import make_ticket
@@ -168,3 +171,101 @@ def test_without_an_answer_timeout_a_slow_statement_completes(postgres_only):
             assert cursor.fetchone()[1] == 42
     finally:
         unbounded.close()
+
+
+@pytest.fixture
+def frozen_address():
+    """A server frozen as SIGSTOP leaves one: the kernel completes the TCP handshake (the listen
+    backlog), nothing ever answers."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        yield listener.getsockname()[1]
+
+
+@pytest.fixture
+def probes(monkeypatch) -> list:
+    calls: list = []
+    real = postgresql_base.server_answers
+
+    def counting(info, timeout):
+        calls.append(timeout)
+        return real(info, timeout)
+
+    monkeypatch.setattr(postgresql_base, "server_answers", counting)
+    return calls
+
+
+def probing_connection(alias: str, **bounds):
+    settings_dict = {**connections["default"].settings_dict, "OPTIONS": {"connect_timeout": 5}, **bounds}
+    return type(connections["default"])(settings_dict, alias=alias)
+
+
+def freeze_the_server_for_probes(monkeypatch, frozen_port: int) -> None:
+    """The probe of a new connection goes to the frozen address: what a frozen PostgreSQL does to it,
+    while the statement under test keeps running on the real server."""
+    real = postgresql_base.server_answers
+    frozen = SimpleNamespace(host="127.0.0.1", hostaddr="127.0.0.1", port=frozen_port)
+    monkeypatch.setattr(postgresql_base, "server_answers", lambda info, timeout: real(frozen, timeout))
+
+
+def test_a_new_connection_is_answered_by_a_live_server_and_not_by_a_frozen_one(postgres_only, frozen_address):
+    with connections["default"].cursor():
+        live = connections["default"].connection.info
+    frozen = SimpleNamespace(host="127.0.0.1", hostaddr="127.0.0.1", port=frozen_address)
+
+    started = time.monotonic()
+    assert postgresql_base.server_answers(live, timeout=1) is True
+    assert postgresql_base.server_answers(frozen, timeout=0.3) is False
+    assert time.monotonic() - started < 1
+
+
+def test_a_slow_statement_on_a_server_that_answers_keeps_its_budget(postgres_only, probes):
+    """Slow is not frozen: the probes find the server alive and the statement completes."""
+    bounded = probing_connection("slow", PROBE_AFTER=0.3, ANSWER_TIMEOUT=5)
+    try:
+        with bounded.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(1.2), 42")
+            assert cursor.fetchone()[1] == 42
+    finally:
+        bounded.close()
+
+    assert len(probes) >= 2  # one each 0.3 s of waiting, each found an answer
+
+
+def test_a_statement_on_a_server_that_takes_no_new_connection_fails_after_one_probe(
+    postgres_only, frozen_address, monkeypatch
+):
+    """A frozen server never enforces statement_timeout: the probe's silence ends the wait."""
+    freeze_the_server_for_probes(monkeypatch, frozen_address)
+    bounded = probing_connection("frozen", PROBE_AFTER=0.3, ANSWER_TIMEOUT=10)
+    try:
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="takes no new connection"), bounded.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(5)")
+
+        assert time.monotonic() - started < 1.5  # 0.3 s of waiting, 0.3 s of probing
+    finally:
+        bounded.close()
+
+
+def test_the_request_that_found_the_server_frozen_does_not_connect_again(postgres_only, frozen_address, monkeypatch):
+    """Django reconnects to roll back or to check health: each attempt would wait a connect timeout
+    more. The next request (close_if_unusable_or_obsolete at its start) tries the server again."""
+    freeze_the_server_for_probes(monkeypatch, frozen_address)
+    bounded = probing_connection("frozen-again", PROBE_AFTER=0.3)
+    try:
+        with pytest.raises(OperationalError), bounded.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(5)")
+        bounded.close()
+        connects = []
+        monkeypatch.setattr(postgresql_base._Psycopg, "connect", staticmethod(lambda **params: connects.append(params)))
+
+        with pytest.raises(OperationalError, match="not connecting again"), bounded.cursor():
+            pass
+        assert connects == []
+        monkeypatch.undo()
+        bounded.close_if_unusable_or_obsolete()
+        with bounded.cursor() as cursor:
+            cursor.execute("SELECT 42")
+            assert cursor.fetchone() == (42,)
+    finally:
+        bounded.close()

@@ -11,12 +11,22 @@ the request ends.
 
 `statement_timeout` is enforced by the server, so a server that is frozen or
 behind a dropped network never enforces it, and libpq would wait for its
-answer forever. With `ANSWER_TIMEOUT` in the database settings (the web
-process sets it, see config/settings.py) the client gives up after that many
-seconds, closes the connection and raises OperationalError, which the API
-answers with a 503.
+answer forever. A frozen server (SIGSTOP, a hung host) even completes TCP
+handshakes and acknowledges what is sent, so no TCP timeout fires either.
+The web process (config/settings.py) therefore bounds its waits itself:
+
+- `PROBE_AFTER`: a statement still unanswered after that many seconds may be
+  slow (a lock, a heavy query) or may never be answered. A slow server still
+  answers a new connection at once; a frozen one does not. So the client
+  opens one (`server_answers`) and sends the first message of a session;
+  without a reply within as many seconds again, it gives up: the
+  connection is closed and OperationalError raised, which the API answers
+  with a 503. A slow statement keeps its whole statement_timeout.
+- `ANSWER_TIMEOUT`: whatever the probes say, no answer is awaited longer.
 """
 
+import socket
+import struct
 import time
 
 import psycopg
@@ -24,21 +34,61 @@ from django.conf import settings
 from django.db.backends.postgresql import base
 from psycopg.errors import _WaitTimeout
 
+# The SSLRequest message: the first a client may send. The server answers it with one byte
+# before any authentication, and logs nothing when the client then hangs up.
+_SSL_REQUEST = struct.pack("!ii", 8, 80877103)
+
+
+def server_answers(info: psycopg.ConnectionInfo, timeout: float) -> bool:
+    """Whether the server behind `info` answers a new connection's first message within `timeout` s."""
+    deadline = time.monotonic() + timeout
+    try:
+        if info.host.startswith("/"):  # a Unix-domain socket directory
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(f"{info.host}/.s.PGSQL.{info.port}")
+        else:
+            sock = socket.create_connection((info.hostaddr or info.host, info.port), timeout=timeout)
+        with sock:
+            sock.sendall(_SSL_REQUEST)
+            sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            return len(sock.recv(1)) == 1
+    except OSError:  # refused, unreachable, or no reply in time
+        return False
+
 
 class BoundedConnection(psycopg.Connection):
-    """A psycopg connection whose every wait for the server ends after `answer_timeout` seconds."""
+    """A psycopg connection that stops waiting for a server that no longer answers (see the module)."""
 
     answer_timeout: float | None = None
+    probe_after: float | None = None
+    # Set when this connection was given up for want of an answer: a new one would wait as long.
+    unanswered = False
 
     def wait(self, gen, interval=0.1, timeout=None):
-        try:
-            return super().wait(gen, interval=interval, timeout=timeout or self.answer_timeout)
-        except _WaitTimeout:
-            # The server may still be running the statement: the connection is in an unknown state.
-            self.close()
-            raise psycopg.OperationalError(
-                f"the database server did not answer within {timeout or self.answer_timeout} s"
-            ) from None
+        if timeout is not None:  # psycopg's own bounded waits (a cancel) keep their bound
+            return super().wait(gen, interval=interval, timeout=timeout)
+        started = time.monotonic()
+        while True:
+            remaining = None if self.answer_timeout is None else self.answer_timeout - (time.monotonic() - started)
+            step = min((max(value, 0) for value in (remaining, self.probe_after) if value is not None), default=None)
+            try:
+                # Resuming `gen` after a timed-out wait is what psycopg itself does after a Ctrl-C.
+                return super().wait(gen, interval=interval, timeout=step)
+            except _WaitTimeout:
+                waited = time.monotonic() - started
+                if remaining is not None and step >= remaining:
+                    self._give_up(f"the database server did not answer within {self.answer_timeout} s")
+                if not server_answers(self.info, self.probe_after):
+                    self._give_up(
+                        f"the database server did not answer within {waited:.1f} s and takes no new connection"
+                    )
+
+    def _give_up(self, message: str):
+        # The server may still be running the statement: the connection is in an unknown state.
+        self.unanswered = True
+        self.close()
+        raise psycopg.OperationalError(message) from None
 
 
 class _Psycopg:
@@ -53,16 +103,33 @@ class _Psycopg:
 class DatabaseWrapper(base.DatabaseWrapper):
     Database = _Psycopg()
     _used_at = float("-inf")
+    # The server failed to answer during this request (or task): Django would connect again at
+    # once, to roll back or restore autocommit, and each attempt would wait a connect timeout more.
+    _unanswered = False
 
     def get_new_connection(self, conn_params):
-        connection = super().get_new_connection(conn_params)
+        if self._unanswered:
+            raise psycopg.OperationalError("the database server did not answer: not connecting again in this request")
+        try:
+            connection = super().get_new_connection(conn_params)
+        except psycopg.errors.ConnectionTimeout:
+            # Only where waits are bounded (the web process): elsewhere a caller may retry at will.
+            self._unanswered = bool(self.settings_dict.get("PROBE_AFTER") or self.settings_dict.get("ANSWER_TIMEOUT"))
+            raise
         if isinstance(connection, BoundedConnection):  # not one from a pool
             connection.answer_timeout = self.settings_dict.get("ANSWER_TIMEOUT")
+            connection.probe_after = self.settings_dict.get("PROBE_AFTER")
         return connection
+
+    def close(self):
+        if getattr(self.connection, "unanswered", False):
+            self._unanswered = True
+        super().close()
 
     def close_if_unusable_or_obsolete(self):
         # Django calls this when a request (or task) starts and when it ends; only at the end
         # has the connection been used (and health-checked) since the last call.
+        self._unanswered = False  # each request tries the server again
         used = self.health_check_done and not self.errors_occurred
         super().close_if_unusable_or_obsolete()
         if used and self.connection is not None:
