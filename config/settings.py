@@ -454,7 +454,11 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
 RATELIMIT_IP_META_KEY = env.str("CLIENT_IP_META_KEY", default="REMOTE_ADDR")
 
 # --- Metrics (docs/operations.md, "Metrics") ----------------------------------
-# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.
+# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404. With DEBUG
+# off it must be at least 32 characters (helpdesk.E002): it guards an endpoint open to every client.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # Where a Celery worker serves its own GET /metrics (same token); 0: not served. One port per worker.
 WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)
+# The interface it listens on: this machine only, unless Prometheus scrapes from another (then the
+# worker machine's private address, or 0.0.0.0 behind a firewall).
+WORKER_METRICS_ADDRESS = env.str("WORKER_METRICS_ADDRESS", default="127.0.0.1")

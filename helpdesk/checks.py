@@ -22,3 +22,22 @@ def keys_from_the_environment_with_a_shared_database(app_configs, **kwargs):
             )
         ]
     return []
+
+
+METRICS_TOKEN_MIN_LENGTH = 32
+
+
+@register(deploy=False)
+def metrics_token_long_enough(app_configs, **kwargs):
+    """The token is the only guard of /metrics (and of each worker's port): a short one can be guessed."""
+    token = settings.METRICS_TOKEN
+    if token and len(token) < METRICS_TOKEN_MIN_LENGTH and not settings.DEBUG:
+        return [
+            Error(
+                f"METRICS_TOKEN has {len(token)} characters; at least {METRICS_TOKEN_MIN_LENGTH} are needed.",
+                hint="Generate one with `openssl rand -hex 32`, the same on every machine, and give Prometheus "
+                "the same (docs/operations.md, 'Metrics').",
+                id="helpdesk.E002",
+            )
+        ]
+    return []
