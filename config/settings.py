@@ -18,10 +18,27 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
-if not DATA_DIR.exists():
-    # Keys, the embedded database and uploaded files live here: readable by this user only.
-    DATA_DIR.mkdir(parents=True, mode=0o700)
-    DATA_DIR.chmod(0o700)
+
+
+def _owner_only(directory: Path) -> None:
+    """Keys, the embedded database and uploaded files live in DATA_DIR: readable by this user only.
+
+    A directory made by an earlier version (0755, its database 0644) or by hand is tightened at every
+    start, with its files; one this user cannot change stops the service (helpdesk.E003)."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    entries = [directory, *(entry for entry in directory.iterdir() if entry.is_file() and not entry.is_symlink())]
+    for path in entries:
+        try:
+            mode = path.lstat().st_mode & 0o7777
+            if mode & 0o077:
+                path.chmod(mode & 0o7700)
+        except FileNotFoundError:
+            pass  # a SQLite -wal file gone meanwhile
+        except PermissionError:
+            pass  # not this user's: the check says so
+
+
+_owner_only(DATA_DIR)
 
 
 def _generated_once(name: str) -> str:

@@ -4,6 +4,8 @@ Django runs them in every management command; config/startup.py runs them when t
 a worker or beat starts, so a misconfigured process refuses to start instead of serving.
 """
 
+import stat
+
 from django.conf import settings
 from django.core.checks import Error, register
 
@@ -38,6 +40,23 @@ def metrics_token_long_enough(app_configs, **kwargs):
                 hint="Generate one with `openssl rand -hex 32`, the same on every machine, and give Prometheus "
                 "the same (docs/operations.md, 'Metrics').",
                 id="helpdesk.E002",
+            )
+        ]
+    return []
+
+
+@register(deploy=False)
+def data_directory_is_private(app_configs, **kwargs):
+    """The settings tighten DATA_DIR at start (config/settings.py); this is what is left when they could not."""
+    mode = stat.S_IMODE(settings.DATA_DIR.stat().st_mode)
+    if mode & 0o077:
+        return [
+            Error(
+                f"DATA_DIR ({settings.DATA_DIR}) has mode {mode:o}: other users can read the keys, the database "
+                "and the uploaded files in it.",
+                hint="Give it to the user the service runs as, mode 700 (`chown` it, then `chmod 700`); the service "
+                "tightens it at start when it can (docs/operations.md, 'Environment variables').",
+                id="helpdesk.E003",
             )
         ]
     return []
