@@ -380,9 +380,7 @@ def delivery(organization, insecure_webhook_urls, django_capture_on_commit_callb
     webhook = make_webhook(organization, url="http://127.0.0.1:9/erp")
     with django_capture_on_commit_callbacks(execute=False):
         delivery = events.webhook_test_send(webhook=webhook)
-    outcome = AttemptOutcome(
-        status_code=500, duration_ms=37, error="Resposta HTTP 500.", response_excerpt="erro interno X"
-    )
+    outcome = AttemptOutcome(status_code=500, duration_ms=37, error="http_500", response_excerpt="erro interno X")
     monkeypatch.setattr(delivery_module, "delivery_send", lambda _delivery: outcome)
     delivery_attempt(delivery_id=delivery.pk, expected_attempts=0)
     delivery.refresh_from_db()
@@ -406,7 +404,7 @@ def assert_read_only_delivery_page_with_attempts(response, delivery) -> None:
     assert "<select" not in html
     assert "webhook.teste" in html
     assert "erro interno X" in html
-    assert "Resposta HTTP 500." in html
+    assert "http_500" in html
 
 
 def test_delivery_change_page_is_read_only_with_attempts(staff, delivery):
