@@ -385,6 +385,10 @@ CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
 API_KEYS_PER_ORGANIZATION = env.int("API_KEYS_PER_ORGANIZATION", default=20)  # active ones
 # Partner requests without a valid key, per client address (a key guessed or scanned for).
 PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT", default="60/m")
+# Public routes, per client address: the OpenAPI document (some 200 KB an answer) and the health probe
+# (a query and a broker round trip; a load balancer polling every second spends 60 a minute).
+SCHEMA_RATE_LIMIT = env.str("SCHEMA_RATE_LIMIT", default="30/m")
+HEALTH_RATE_LIMIT = env.str("HEALTH_RATE_LIMIT", default="600/m")
 # Seconds after a request or task during which its database connection is reused without a
 # health-check round trip (helpdesk.db.postgresql).
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
