@@ -82,6 +82,21 @@ def test_create_agent_for_unknown_organization_fails(db):
     assert not Agent.objects.exists()
 
 
+def test_create_agent_refuses_a_taken_email_in_the_same_words_whoever_holds_it(organization, other_organization):
+    own = organization.users.get(is_staff=True).email
+    foreign = other_organization.users.get(is_staff=True).email
+    agents_before = Agent.objects.count()
+    refusals = []
+
+    for email in (own, foreign.upper()):
+        with pytest.raises(CommandError) as refused:
+            run("create_agent", "--organization", str(organization.pk), "--name", "X", "--email", email)
+        refusals.append(str(refused.value))
+
+    assert refusals == ["email: Este e-mail não pode ser usado. Informe outro."] * 2
+    assert Agent.objects.count() == agents_before
+
+
 def test_create_api_key_prints_a_working_key_once(organization):
     result = run("create_api_key", "--organization", str(organization.pk), "--name", "ERP")
 
