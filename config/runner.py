@@ -16,7 +16,6 @@ hands over to supervisord. Every process's output goes to this terminal.
 
 import argparse
 import fcntl
-import hashlib
 import os
 import secrets
 import shlex
@@ -104,12 +103,40 @@ def read_procfile(path: Path) -> dict[str, str]:
     return processes
 
 
+SOCKET_NAME = "supervisor.sock"
+# A unix socket's address holds at most 107 bytes.
+_SOCKET_PATH_MAX = 100
+
+
 def _socket_path(run_dir: Path) -> Path:
-    path = run_dir / "supervisor.sock"
-    if len(str(path)) < 100:  # the limit of a unix socket's address is 107 bytes
+    """The control socket, in DATA_DIR/run (mode 700). When DATA_DIR is too deep for a socket's address, in a
+    directory of its own that mkdtemp makes (a random name, mode 700, this user's), remembered in run/ and used
+    again while it is still this user's and private: never a name another local user could make first (a socket
+    there would be given supervisorctl's password)."""
+    path = run_dir / SOCKET_NAME
+    if len(str(path)) < _SOCKET_PATH_MAX:
         return path
-    digest = hashlib.sha256(str(run_dir).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"helpdesk-supervisor-{digest}.sock"
+    remembered = run_dir / "socket_dir"
+    try:
+        directory = Path(remembered.read_text().strip())
+        info = os.lstat(directory)
+        if _private_directory(info) and len(str(directory / SOCKET_NAME)) < _SOCKET_PATH_MAX:
+            return directory / SOCKET_NAME
+    except (OSError, ValueError):
+        pass  # none yet, or gone (a /tmp cleaner)
+    directory = Path(tempfile.mkdtemp(prefix="helpdesk-"))
+    remembered.write_text(str(directory))
+    return directory / SOCKET_NAME
+
+
+def _private_directory(info: os.stat_result) -> bool:
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o700
+
+
+def _private_run_directory(run_dir: Path) -> None:
+    """supervisord's configuration (with supervisorctl's password), its socket, pid file and log."""
+    run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    run_dir.chmod(0o700)
 
 
 def _escape(value: str) -> str:
@@ -119,6 +146,7 @@ def _escape(value: str) -> str:
 
 def supervisord_config(processes: dict[str, str], run_dir: Path) -> str:
     """The configuration: one program per Procfile line, each run through a shell as honcho runs it."""
+    _private_run_directory(run_dir)
     config = run_dir / "supervisord.conf"
     text = _SUPERVISORD.format(
         uid=os.getuid(),
@@ -166,7 +194,7 @@ def _refuse_a_second_runner(run_dir: Path) -> None:
 def run(procfile: Path) -> None:
     processes = read_procfile(procfile)
     run_dir = data_dir() / "run"
-    run_dir.mkdir(parents=True, exist_ok=True)
+    _private_run_directory(run_dir)
     _refuse_a_second_runner(run_dir)
     config = run_dir / "supervisord.conf"
     config.touch(mode=0o600)

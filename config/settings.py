@@ -19,10 +19,27 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DATA_DIR = Path(env.str("DATA_DIR", default=str(BASE_DIR / "var"))).resolve()
-if not DATA_DIR.exists():
-    # Keys, the embedded database and uploaded files live here: readable by this user only.
-    DATA_DIR.mkdir(parents=True, mode=0o700)
-    DATA_DIR.chmod(0o700)
+
+
+def _owner_only(directory: Path) -> None:
+    """Keys, the embedded database and uploaded files live in DATA_DIR: readable by this user only.
+
+    A directory made by an earlier version (0755, its database 0644) or by hand is tightened at every
+    start, with its files; one this user cannot change stops the service (helpdesk.E003)."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    entries = [directory, *(entry for entry in directory.iterdir() if entry.is_file() and not entry.is_symlink())]
+    for path in entries:
+        try:
+            mode = path.lstat().st_mode & 0o7777
+            if mode & 0o077:
+                path.chmod(mode & 0o7700)
+        except FileNotFoundError:
+            pass  # a SQLite -wal file gone meanwhile
+        except PermissionError:
+            pass  # not this user's: the check says so
+
+
+_owner_only(DATA_DIR)
 
 
 def _generated_once(name: str) -> str:
@@ -382,6 +399,10 @@ CREDENTIAL_LAST_USED_RESOLUTION = 60  # seconds between writes of ultimo_uso_em
 API_KEYS_PER_ORGANIZATION = env.int("API_KEYS_PER_ORGANIZATION", default=20)  # active ones
 # Partner requests without a valid key, per client address (a key guessed or scanned for).
 PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT", default="60/m")
+# Public routes, per client address: the OpenAPI document (some 200 KB an answer) and the health probe
+# (a query and a broker round trip; a load balancer polling every second spends 60 a minute).
+SCHEMA_RATE_LIMIT = env.str("SCHEMA_RATE_LIMIT", default="30/m")
+HEALTH_RATE_LIMIT = env.str("HEALTH_RATE_LIMIT", default="600/m")
 # Seconds after a request or task during which its database connection is reused without a
 # health-check round trip (helpdesk.db.postgresql).
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
@@ -479,7 +500,11 @@ for _proxy in TRUSTED_PROXIES:
         raise ValueError(f"TRUSTED_PROXIES: {_proxy!r} is not an address or a network") from None
 
 # --- Metrics (docs/operations.md, "Metrics") ----------------------------------
-# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404.
+# GET /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset, it is a 404. With DEBUG
+# off it must be at least 32 characters (helpdesk.E002): it guards an endpoint open to every client.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # Where a Celery worker serves its own GET /metrics (same token); 0: not served. One port per worker.
 WORKER_METRICS_PORT = env.int("WORKER_METRICS_PORT", default=0)
+# The interface it listens on: this machine only, unless Prometheus scrapes from another (then the
+# worker machine's private address, or 0.0.0.0 behind a firewall).
+WORKER_METRICS_ADDRESS = env.str("WORKER_METRICS_ADDRESS", default="127.0.0.1")

@@ -1,16 +1,16 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from config.metrics import metrics_view
 from helpdesk.api.auth_views import LoginView, LogoutView, RefreshView
-from helpdesk.api.views import HealthView, api_route_not_found
+from helpdesk.api.views import HealthView, SchemaView, api_route_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics_view, name="metrics"),  # Prometheus, behind METRICS_TOKEN (outside /api)
     path("api/health", HealthView.as_view(), name="health"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("tickets.api.urls")),
     path("api/v1/", include("integrations.api.partner_urls")),

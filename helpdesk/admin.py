@@ -14,6 +14,7 @@ from helpdesk.models import Agent, AuditRecord, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.services import (
     agent_create,
+    agent_email_check,
     agent_set_active,
     agent_update,
     avatar_check,
@@ -118,10 +119,10 @@ class AgentAddForm(AgentChangeForm):
     password = forms.CharField(label="senha", required=False, widget=forms.PasswordInput, help_text="Opcional.")
 
     def clean_email(self):
-        email = self.cleaned_data["email"].strip().lower()
-        if User.objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError("Já existe um usuário com este e-mail.")
-        return email
+        try:  # the rule and the words of every door (helpdesk.services.agent_email_check)
+            return agent_email_check(email=self.cleaned_data["email"])
+        except ValidationFailed as error:
+            raise forms.ValidationError(error.errors["email"])
 
     def clean(self):
         cleaned = super().clean()

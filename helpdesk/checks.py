@@ -5,6 +5,7 @@ a worker or beat starts, so a misconfigured process refuses to start instead of 
 """
 
 import ipaddress
+import stat
 
 from django.conf import settings
 from django.core.checks import Error, Warning, register
@@ -44,3 +45,39 @@ def client_address_header_without_a_trusted_proxy(app_configs, **kwargs):
             id="helpdesk.W001",
         )
     ]
+
+
+METRICS_TOKEN_MIN_LENGTH = 32
+
+
+@register(deploy=False)
+def metrics_token_long_enough(app_configs, **kwargs):
+    """The token is the only guard of /metrics (and of each worker's port): a short one can be guessed."""
+    token = settings.METRICS_TOKEN
+    if token and len(token) < METRICS_TOKEN_MIN_LENGTH and not settings.DEBUG:
+        return [
+            Error(
+                f"METRICS_TOKEN has {len(token)} characters; at least {METRICS_TOKEN_MIN_LENGTH} are needed.",
+                hint="Generate one with `openssl rand -hex 32`, the same on every machine, and give Prometheus "
+                "the same (docs/operations.md, 'Metrics').",
+                id="helpdesk.E002",
+            )
+        ]
+    return []
+
+
+@register(deploy=False)
+def data_directory_is_private(app_configs, **kwargs):
+    """The settings tighten DATA_DIR at start (config/settings.py); this is what is left when they could not."""
+    mode = stat.S_IMODE(settings.DATA_DIR.stat().st_mode)
+    if mode & 0o077:
+        return [
+            Error(
+                f"DATA_DIR ({settings.DATA_DIR}) has mode {mode:o}: other users can read the keys, the database "
+                "and the uploaded files in it.",
+                hint="Give it to the user the service runs as, mode 700 (`chown` it, then `chmod 700`); the service "
+                "tightens it at start when it can (docs/operations.md, 'Environment variables').",
+                id="helpdesk.E003",
+            )
+        ]
+    return []

@@ -5,7 +5,7 @@ from django.contrib.auth.models import Permission
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files import File
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from PIL import Image, UnidentifiedImageError
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
@@ -51,25 +51,40 @@ def agent_create(
     avatar: File | None = None,
 ) -> Agent:
     """A user of the organization with an agent profile; without a password the user cannot log in."""
-    email = email.strip().lower()
-    if User.objects.filter(email__iexact=email).exists():
-        raise ValidationFailed({"email": ["Já existe um usuário com este e-mail."]})
+    email = agent_email_check(email=email)
     if password is not None:
         password_check(password=password, email=email, name=name)
-    with transaction.atomic():
-        user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
-        agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
-        if avatar is not None:
-            agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
-        agent.save()
-        audit_record(
-            "atendente.criado",
-            organization_id=organization.pk,
-            resource_type="atendente",
-            resource_id=agent.pk,
-            changes={"nome": change(None, name), "email": change(None, email), "ativo": change(None, is_active)},
-        )
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(email=email, password=password, name=name, organization=organization)
+            agent = Agent(organization=organization, user=user, name=name, is_active=is_active)
+            if avatar is not None:
+                agent.avatar.save(f"avatar.{avatar_check(avatar)}", avatar, save=False)
+            agent.save()
+            audit_record(
+                "atendente.criado",
+                organization_id=organization.pk,
+                resource_type="atendente",
+                resource_id=agent.pk,
+                changes={"nome": change(None, name), "email": change(None, email), "ativo": change(None, is_active)},
+            )
+    except IntegrityError:  # the same e-mail taken meanwhile, by a concurrent add
+        raise ValidationFailed({"email": [EMAIL_UNAVAILABLE]})
     return agent
+
+
+# E-mails are unique across organizations (they are the login): saying an address "already exists" would
+# tell one organization's staff who has an account elsewhere. The same words whoever holds it.
+EMAIL_UNAVAILABLE = "Este e-mail não pode ser usado. Informe outro."
+
+
+def agent_email_check(*, email: str) -> str:
+    """The e-mail a new agent would log in with, normalized; refused, in words that do not say why, when any
+    user (of this organization, of another, or none) already has it. Every door that adds agents calls it."""
+    email = email.strip().lower()
+    if User.objects.filter(email__iexact=email).exists():
+        raise ValidationFailed({"email": [EMAIL_UNAVAILABLE]})
+    return email
 
 
 def agent_update(

@@ -32,6 +32,7 @@ from requests_hardened.ip_filter import InvalidIPAddress
 from helpdesk.audit import audit_record, change
 from helpdesk.db import db_value
 from helpdesk.ids import parse_uuid
+from integrations import attempt_errors
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
@@ -432,18 +433,18 @@ def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
         finally:
             # A short answer read to its end has already gone back to the pool: closing keeps it there.
             response.close()
+    # What is recorded (and shown in the delivery log) is the failure's class, never its text
+    # (integrations/attempt_errors.py).
     except (UnsafeWebhookUrl, InvalidIPAddress) as error:
-        return _failure(started, f"Endereço de destino não permitido: {error}", error)
+        return _failure(started, attempt_errors.BLOCKED, error)
     except (requests.Timeout, _TooSlow, SoftTimeLimitExceeded) as error:
-        return _failure(started, f"Tempo esgotado ({settings.WEBHOOK_TIMEOUT:g} s).", error)
+        return _failure(started, attempt_errors.TIMEOUT, error)
     except requests.RequestException as error:
-        return _failure(started, f"Falha de conexão: {type(error).__name__}: {error}"[:1000], error)
+        return _failure(started, attempt_errors.network_failure(error), error)
     except Exception as error:  # the attempt is recorded whatever went wrong
         logger.exception("webhook_delivery_unexpected_error", delivery_id=str(delivery.pk))
-        return _failure(started, f"Erro inesperado: {type(error).__name__}"[:1000], error)
-    outcome_error = "" if 200 <= response.status_code < 300 else f"Resposta HTTP {response.status_code}."
-    if 300 <= response.status_code < 400:
-        outcome_error = f"Redirecionamento {response.status_code} não é seguido."
+        return _failure(started, attempt_errors.INTERNAL, error)
+    outcome_error = "" if 200 <= response.status_code < 300 else attempt_errors.http_status(response.status_code)
     return AttemptOutcome(
         status_code=response.status_code,
         duration_ms=_elapsed_ms(started),

@@ -61,6 +61,7 @@ MISCONFIGURATIONS = {
     "insecure-webhook-urls-in-production": ({"WEBHOOK_ALLOW_INSECURE_URLS": "true"}, "integrations.E002"),
     "private-networks-in-production": ({"WEBHOOK_ALLOW_PRIVATE_NETWORKS_UNSAFE": "true"}, "integrations.E001"),
     "several-web-processes-without-a-shared-cache": ({"WEB_CONCURRENCY": "3"}, "without a shared cache"),
+    "a-short-metrics-token": ({"METRICS_TOKEN": "metrics-secret"}, "helpdesk.E002"),
 }
 
 

@@ -1,6 +1,10 @@
 """`make run`'s runner (config.runner): the Procfile, as written, under supervisord."""
 
 import configparser
+import hashlib
+import os
+import stat
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -54,6 +58,20 @@ def test_a_command_reaches_the_shell_exactly_as_the_procfile_writes_it(tmp_path)
     assert config["program:odd"]["command"] == "/bin/sh -c " + runner.shlex.quote("exec " + command)
 
 
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_the_control_socket_is_in_the_run_directory_readable_by_this_user_only(tmp_path):
+    run_dir = tmp_path / "var" / "run"
+
+    config = _parsed(runner.supervisord_config({"web": "true"}, run_dir))
+
+    assert config["unix_http_server"]["file"] == str(run_dir / "supervisor.sock")
+    assert config["supervisorctl"]["serverurl"] == f"unix://{run_dir / 'supervisor.sock'}"
+    assert mode(run_dir) == 0o700
+
+
 def test_the_control_socket_stays_within_the_length_a_unix_address_allows(tmp_path):
     deep = tmp_path / ("d" * 120)
 
@@ -63,3 +81,26 @@ def test_the_control_socket_stays_within_the_length_a_unix_address_allows(tmp_pa
     assert len(socket) < 100
     assert config["supervisorctl"]["serverurl"] == f"unix://{socket}"
     assert config["unix_http_server"]["password"] == config["supervisorctl"]["password"]
+
+
+def test_a_deep_data_dir_gets_a_private_socket_directory_no_other_user_could_have_made(tmp_path):
+    deep = tmp_path / ("d" * 120)
+    # The name an earlier version derived from the path, made first by another local user.
+    predictable = (
+        Path(tempfile.gettempdir()) / f"helpdesk-supervisor-{hashlib.sha256(str(deep).encode()).hexdigest()[:16]}.sock"
+    )
+
+    first = Path(_parsed(runner.supervisord_config({"web": "true"}, deep))["unix_http_server"]["file"])
+    again = Path(_parsed(runner.supervisord_config({"web": "true"}, deep))["unix_http_server"]["file"])
+
+    assert first != predictable
+    assert first.name == "supervisor.sock"
+    info = os.lstat(first.parent)
+    assert stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o700
+    assert again == first  # the same directory while it stays private
+    first.parent.chmod(0o755)
+    replaced = Path(_parsed(runner.supervisord_config({"web": "true"}, deep))["unix_http_server"]["file"])
+    assert replaced.parent != first.parent
+    assert mode(replaced.parent) == 0o700
+    for directory in (first.parent, replaced.parent):
+        directory.rmdir()

@@ -2,19 +2,25 @@
 
 import logging
 import sys
+import threading
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
+from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from helpdesk import exceptions as domain
 from helpdesk.api.base import EnvelopeAPIView
 from helpdesk.api.exceptions import database_unavailable, error_payload, internal_error, is_database_outage
+from helpdesk.api.renderers import EnvelopeRenderer
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import ErrorEnvelope, envelope
+from helpdesk.ratelimit import client_address, count_request
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +37,18 @@ class HealthView(EnvelopeAPIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+
+    def rate_limit(self, request) -> None:
+        # Each probe costs a query and a broker round trip. HEALTH_RATE_LIMIT per address is far above a
+        # load balancer's polling (one a second is 60 a minute); a cache outage never fails a probe.
+        count_request(
+            request,
+            group="health",
+            rate=settings.HEALTH_RATE_LIMIT,
+            key=client_address,
+            policy="saude",
+            fail_open=True,
+        )
 
     @extend_schema(
         operation_id="health",
@@ -59,6 +77,43 @@ class HealthView(EnvelopeAPIView):
         if failing:
             raise domain.ServiceUnavailable(field=failing[0], detail=f"{failing[0]} indisponível.")
         return EnvelopeResponse(checks, message="Serviço operacional.")
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI document (/api/schema/). It changes only with the code, and generating and rendering it
+    cost 70-180 ms: each process does both once per language, version and format, and answers from memory.
+    Still some 200 KB an answer, so SCHEMA_RATE_LIMIT per client address; errors are the envelope's JSON."""
+
+    # At most a few: a `lang`, `version` or Accept of the client's choosing must not grow it without end.
+    _bodies: dict = {}
+    _MAX_BODIES = 16
+    _lock = threading.Lock()
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        count_request(request, group="schema", rate=settings.SCHEMA_RATE_LIMIT, key=client_address, policy="esquema")
+
+    def _get_schema_response(self, request):
+        version = self.api_version or request.version or self._get_version_parameter(request)
+        media_type = request.accepted_media_type
+        key = (version, translation.get_language(), media_type)
+        body = self._bodies.get(key)
+        if body is None:
+            generator = self.generator_class(urlconf=self.urlconf, api_version=version, patterns=self.patterns)
+            document = generator.get_schema(request=request, public=self.serve_public)
+            body = request.accepted_renderer.render(document, media_type, self.get_renderer_context())
+            with self._lock:
+                if len(self._bodies) < self._MAX_BODIES:
+                    self._bodies[key] = body
+        charset = request.accepted_renderer.charset
+        response = HttpResponse(body, content_type=f"{media_type}; charset={charset}" if charset else media_type)
+        response["Content-Disposition"] = f'inline; filename="{self._get_filename(request, version)}"'
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        if response.status_code >= 400:  # a 429 or 405 in the envelope's JSON, not in YAML
+            request.accepted_renderer, request.accepted_media_type = EnvelopeRenderer(), "application/json"
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 def _check(probe) -> str:

@@ -11,7 +11,10 @@ So PROMETHEUS_MULTIPROC_DIR, as the operator sets it (default DATA_DIR/metrics),
 machine's metrics directory, and each server makes `<role>-<pid>/` inside it, empty, and
 points its own processes there before any of them imports prometheus_client. A server holds
 an flock on `<role>-<pid>.lock` for as long as it or any process it forked lives; a server
-starting removes the directories whose lock nobody holds (servers that are gone).
+starting removes the directories whose lock nobody holds (servers that are gone). It touches
+only names it writes itself (`web-<pid>`, `celery-<pid>`), as plain files and directories of
+the machine's directory: any other entry (`...lock` would name its parent, DATA_DIR) and any
+symbolic link is left alone, so a stray or planted name never makes a start delete elsewhere.
 
 Nothing here imports Django or prometheus_client: gunicorn's master runs it first.
 """
@@ -19,7 +22,9 @@ Nothing here imports Django or prometheus_client: gunicorn's master runs it firs
 import contextlib
 import fcntl
 import os
+import re
 import shutil
+import stat
 from pathlib import Path
 
 import environ
@@ -29,6 +34,10 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # The machine's directory, remembered for processes a server starts (a gunicorn re-exec).
 MACHINE_ENV = "HELPDESK_METRICS_MACHINE_DIR"
+
+# The only servers that make directories here (gunicorn.conf.py, helpdesk/metrics/worker.py).
+ROLES = ("web", "celery")
+_SERVER_NAME = re.compile(rf"^(?:{'|'.join(ROLES)})-[1-9][0-9]*$")
 
 _owned: Path | None = None
 
@@ -54,6 +63,8 @@ def prepare_server_directory(role: str) -> Path:
     global _owned
     if _owned is not None:
         return _owned
+    if role not in ROLES:
+        raise ValueError(f"unknown metrics role {role!r}")
     machine = machine_directory()
     machine.mkdir(parents=True, exist_ok=True, mode=0o700)
     name = f"{role}-{os.getpid()}"
@@ -61,7 +72,7 @@ def prepare_server_directory(role: str) -> Path:
     _hold_lock(machine / f"{name}.lock")
     remove_stale_directories(machine)
     directory = machine / name
-    shutil.rmtree(directory, ignore_errors=True)  # an earlier process had this pid
+    _remove_directory(directory)  # an earlier process had this pid
     directory.mkdir(mode=0o700)
     os.environ[MACHINE_ENV] = str(machine)
     os.environ[MULTIPROC_ENV] = str(directory)
@@ -81,22 +92,39 @@ def _hold_lock(path: Path) -> int:
 
 
 def remove_stale_directories(machine: Path) -> list[str]:
-    """Removes the directory of every server whose lock is free (it and its children are gone)."""
+    """Removes the directory of every server whose lock is free (it and its children are gone).
+
+    Only `<role>-<pid>.lock` files and `<role>-<pid>` directories, never through a symbolic link."""
     removed = []
     for lock in sorted(machine.glob("*.lock")):
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except FileNotFoundError:
+        if not _SERVER_NAME.match(lock.stem):
             continue
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
+            fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+        except (FileNotFoundError, OSError):
+            continue  # gone meanwhile, or a symbolic link (ELOOP): not ours
         try:
-            shutil.rmtree(machine / lock.stem, ignore_errors=True)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            _remove_directory(machine / lock.stem)
             lock.unlink(missing_ok=True)
             removed.append(lock.stem)
         finally:
             os.close(fd)
     return removed
+
+
+def _remove_directory(directory: Path) -> None:
+    """A server's directory and what is in it; a link or file of that name goes itself, never what it points to."""
+    try:
+        mode = os.lstat(directory).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(directory, ignore_errors=True)
+    else:
+        directory.unlink(missing_ok=True)

@@ -2,9 +2,9 @@
 
 Every worker (its main process and its pool's children) writes to a multiprocess directory of
 its own (helpdesk/metrics/directory.py) and serves `GET /metrics` on WORKER_METRICS_PORT behind
-the same METRICS_TOKEN as the web. Each worker is then a scrape target of its own, like each
-gunicorn server: the targets add up, and a web server never reports a worker's counts (two web
-servers on one machine would both report them).
+the same METRICS_TOKEN as the web, on WORKER_METRICS_ADDRESS (127.0.0.1 unless set). Each worker
+is then a scrape target of its own, like each gunicorn server: the targets add up, and a web
+server never reports a worker's counts (two web servers on one machine would both report them).
 """
 
 import logging
@@ -36,11 +36,12 @@ def _prepare_directory(**kwargs) -> None:
     prepare_server_directory("celery")
 
 
-def _serve(**kwargs) -> None:
+def _serve(**kwargs):
     from django.conf import settings
 
     if settings.METRICS_TOKEN and settings.WORKER_METRICS_PORT:
-        serve_metrics(settings.WORKER_METRICS_PORT, settings.METRICS_TOKEN)
+        return serve_metrics(settings.WORKER_METRICS_PORT, settings.METRICS_TOKEN, settings.WORKER_METRICS_ADDRESS)
+    return None
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -50,8 +51,9 @@ class _QuietHandler(WSGIRequestHandler):
         """No line per scrape."""
 
 
-def serve_metrics(port: int, token: str, address: str = "0.0.0.0"):  # noqa: S104 (scraped from other machines)
-    """A thread of this process answering GET /metrics; None (and an error logged) when the port is taken:
+def serve_metrics(port: int, token: str, address: str):
+    """A thread of this process answering GET /metrics on `address` (WORKER_METRICS_ADDRESS: this machine
+    only unless the operator opens it to Prometheus); None (and an error logged) when the port is taken:
     a worker without metrics still delivers webhooks."""
     from prometheus_client.exposition import ThreadingWSGIServer
 

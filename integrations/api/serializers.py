@@ -186,7 +186,13 @@ class DeliveryAttemptOut(serializers.Serializer):
     enviada_em = serializers.DateTimeField(source="attempted_at")
     status_code = serializers.IntegerField(allow_null=True, help_text="null quando não houve resposta HTTP.")
     duracao_ms = serializers.IntegerField(source="duration_ms", min_value=0)
-    erro = serializers.CharField(source="error", allow_blank=True)
+    erro = serializers.CharField(
+        source="error",
+        allow_blank=True,
+        help_text="Vazio no sucesso; senão a classe da falha: `http_<código>` (resposta fora de 2xx, "
+        "redirecionamentos incluídos), `timeout`, `conexao_recusada`, `dns`, `tls`, `conexao`, "
+        "`endereco_bloqueado` ou `erro_interno`. Nunca o texto do erro.",
+    )
     resposta = serializers.CharField(source="response_excerpt", allow_blank=True)
     sucesso = serializers.BooleanField(source="succeeded")
 

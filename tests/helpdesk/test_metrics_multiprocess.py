@@ -51,6 +51,61 @@ def test_a_server_gets_an_empty_directory_of_its_own_in_the_machines(tmp_path):
     assert sorted(path.name for path in machine.iterdir()) == [f"web-{pid}", f"web-{pid}.lock"]
 
 
+def test_a_lock_named_after_the_parent_never_deletes_the_data_directory(tmp_path):
+    """`...lock` in DATA_DIR/metrics once named `..`, DATA_DIR itself: a start deleted the database and keys."""
+    data_dir = tmp_path / "var"
+    machine = data_dir / "metrics"
+    machine.mkdir(parents=True)
+    (data_dir / "db.sqlite3").write_bytes(b"database")
+    (data_dir / "secret_key").write_text("key")
+    for name in ("...lock", "..lock", ".lock", "notes.lock", "web-.lock", "web-12x.lock", "worker-7.lock"):
+        (machine / name).touch()
+    (machine / "notes").mkdir()
+    (machine / "notes" / "keep.txt").write_text("kept")
+    (machine / "worker-7").mkdir()
+
+    _, _, _, pid = json.loads(python(PREPARE, DATA_DIR=str(data_dir)))
+
+    assert (data_dir / "db.sqlite3").read_bytes() == b"database"
+    assert (data_dir / "secret_key").read_text() == "key"
+    assert (machine / "notes" / "keep.txt").read_text() == "kept"
+    assert sorted(path.name for path in machine.iterdir()) == sorted(
+        [
+            "...lock",
+            "..lock",
+            ".lock",
+            "notes",
+            "notes.lock",
+            "web-.lock",
+            "web-12x.lock",
+            "worker-7",
+            "worker-7.lock",
+            f"web-{pid}",
+            f"web-{pid}.lock",
+        ]
+    )
+
+
+def test_a_stale_servers_name_as_a_link_removes_the_link_never_what_it_points_to(tmp_path):
+    machine = tmp_path / "metrics"
+    machine.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.db").write_bytes(b"precious")
+    (elsewhere / "lock").touch()
+    (machine / "web-999999991").symlink_to(elsewhere)  # a free lock, the directory a link
+    (machine / "web-999999991.lock").touch()
+    (machine / "celery-999999992").mkdir()  # the lock a link to a file elsewhere
+    (machine / "celery-999999992.lock").symlink_to(elsewhere / "lock")
+
+    python(PREPARE, PROMETHEUS_MULTIPROC_DIR=str(machine))
+
+    assert (elsewhere / "precious.db").read_bytes() == b"precious"
+    assert (elsewhere / "lock").exists()
+    assert not (machine / "web-999999991").is_symlink()
+    assert (machine / "celery-999999992").is_dir()  # its lock is not a file this service wrote
+
+
 def test_by_default_the_machines_directory_is_data_dir_metrics(tmp_path):
     first, _, _, pid = json.loads(python(PREPARE, DATA_DIR=str(tmp_path)))
 

@@ -82,6 +82,38 @@ def test_create_agent_for_unknown_organization_fails(db):
     assert not Agent.objects.exists()
 
 
+def test_create_agent_refuses_a_taken_email_in_the_same_words_whoever_holds_it(organization, other_organization):
+    own = organization.users.get(is_staff=True).email
+    foreign = other_organization.users.get(is_staff=True).email
+    agents_before = Agent.objects.count()
+    refusals = []
+
+    for email in (own, foreign.upper()):
+        with pytest.raises(CommandError) as refused:
+            run("create_agent", "--organization", str(organization.pk), "--name", "X", "--email", email)
+        refusals.append(str(refused.value))
+
+    assert refusals == ["email: Este e-mail não pode ser usado. Informe outro."] * 2
+    assert Agent.objects.count() == agents_before
+
+
+def test_an_email_taken_between_the_check_and_the_write_is_the_same_refusal(
+    organization, other_organization, monkeypatch
+):
+    """Two adds of one new address at once: both pass the check, the database's unique e-mail stops the second."""
+    from helpdesk import services
+
+    monkeypatch.setattr(services, "agent_email_check", lambda *, email: email.strip().lower())
+    taken = other_organization.users.get(is_staff=True).email
+    agents_before = Agent.objects.count()
+
+    with pytest.raises(CommandError) as refused:
+        run("create_agent", "--organization", str(organization.pk), "--name", "X", "--email", taken)
+
+    assert str(refused.value) == "email: Este e-mail não pode ser usado. Informe outro."
+    assert Agent.objects.count() == agents_before
+
+
 def test_create_api_key_prints_a_working_key_once(organization):
     result = run("create_api_key", "--organization", str(organization.pk), "--name", "ERP")
 

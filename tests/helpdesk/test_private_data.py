@@ -8,6 +8,7 @@ import sys
 from datetime import timedelta
 
 from django.conf import settings
+from django.core import checks
 from django.utils import timezone
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
@@ -31,6 +32,40 @@ def test_a_new_data_directory_and_its_database_are_readable_by_this_user_only(tm
     assert mode(data_dir) == 0o700
     for name in ("db.sqlite3", "secret_key", "jwt_signing_key"):
         assert mode(data_dir / name) == 0o600, name
+
+
+def test_an_existing_data_directory_and_its_files_are_made_private_at_start(tmp_path):
+    """A DATA_DIR made by an earlier version, or by hand, kept 0755 and its database 0644."""
+    data_dir = tmp_path / "var"
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)
+    for name in ("db.sqlite3", "secret_key", "jwt_signing_key", "broker.sqlite3"):
+        (data_dir / name).write_bytes(b"")
+        (data_dir / name).chmod(0o644)
+    (data_dir / "secret_key").write_text("an-old-key")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")} | {"DATA_DIR": str(data_dir)}
+
+    subprocess.run([sys.executable, "manage.py", "check"], cwd=settings.BASE_DIR, env=env, check=True)
+
+    assert mode(data_dir) == 0o700
+    for name in ("db.sqlite3", "secret_key", "jwt_signing_key", "broker.sqlite3"):
+        assert mode(data_dir / name) == 0o600, name
+    assert (data_dir / "secret_key").read_text() == "an-old-key"
+
+
+def test_a_data_directory_others_can_read_stops_the_service(settings, tmp_path):
+    """What is left when the start could not tighten it (another user's directory)."""
+    settings.DATA_DIR = tmp_path
+    tmp_path.chmod(0o750)
+
+    [error] = [message for message in checks.run_checks() if message.id == "helpdesk.E003"]
+
+    assert error.is_serious()
+    assert error.msg == (
+        f"DATA_DIR ({tmp_path}) has mode 750: other users can read the keys, the database and the uploaded files in it."
+    )
+    tmp_path.chmod(0o700)
+    assert [message for message in checks.run_checks() if message.id == "helpdesk.E003"] == []
 
 
 def test_uploads_are_written_for_this_user_only():

@@ -129,16 +129,14 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
     retrying = make_test_delivery(webhook, created_at=start + timedelta(minutes=10))
     newest = make_test_delivery(webhook, created_at=start + timedelta(minutes=20))
     make_test_delivery(make_webhook(organization, name="CRM"))  # another webhook's log
-    add_attempts(
-        oldest, [(500, "Resposta HTTP 500.", "erro"), (None, "Tempo esgotado (10 s).", ""), (200, "", "ok")], start
-    )
+    add_attempts(oldest, [(500, "http_500", "erro"), (None, "timeout", ""), (200, "", "ok")], start)
     WebhookDelivery.objects.filter(pk=oldest.pk).update(
         status=DeliveryStatus.SUCCEEDED,
         attempt_count=3,
         last_attempt_at=start + timedelta(minutes=3),
         next_attempt_at=None,
     )
-    add_attempts(retrying, [(503, "Resposta HTTP 503.", "")], start)
+    add_attempts(retrying, [(503, "http_503", "")], start)
     retry_at = start + timedelta(minutes=2)
     WebhookDelivery.objects.filter(pk=retrying.pk).update(
         attempt_count=1, last_attempt_at=start + timedelta(minutes=1), next_attempt_at=retry_at
@@ -184,7 +182,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
                 "enviada_em": api_timestamp(start + timedelta(minutes=1)),
                 "status_code": 503,
                 "duracao_ms": 100,
-                "erro": "Resposta HTTP 503.",
+                "erro": "http_503",
                 "resposta": "",
                 "sucesso": False,
             }
@@ -199,7 +197,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
             "enviada_em": api_timestamp(start + timedelta(minutes=1)),
             "status_code": 500,
             "duracao_ms": 100,
-            "erro": "Resposta HTTP 500.",
+            "erro": "http_500",
             "resposta": "erro",
             "sucesso": False,
         },
@@ -208,7 +206,7 @@ def test_entregas_lists_the_webhooks_deliveries_newest_first_with_their_attempts
             "enviada_em": api_timestamp(start + timedelta(minutes=2)),
             "status_code": None,
             "duracao_ms": 200,
-            "erro": "Tempo esgotado (10 s).",
+            "erro": "timeout",
             "resposta": "",
             "sucesso": False,
         },
@@ -277,7 +275,7 @@ def test_reenviar_creates_a_new_delivery_of_the_same_event(
     manager, webhook, queued, django_capture_on_commit_callbacks
 ):
     original = make_test_delivery(webhook)
-    add_attempts(original, [(500, "Resposta HTTP 500.", "")], timezone.now())
+    add_attempts(original, [(500, "http_500", "")], timezone.now())
     WebhookDelivery.objects.filter(pk=original.pk).update(status=DeliveryStatus.FAILED, attempt_count=1)
     before = delivery_state()
 
@@ -438,9 +436,7 @@ def make_logged_deliveries(webhook, count: int) -> None:
     start = timezone.now() - timedelta(hours=2)
     for n in range(count):
         delivery = make_test_delivery(webhook, created_at=start + timedelta(seconds=n))
-        add_attempts(
-            delivery, [(500, "Resposta HTTP 500.", "erro"), (502, "Resposta HTTP 502.", ""), (200, "", "ok")], start
-        )
+        add_attempts(delivery, [(500, "http_500", "erro"), (502, "http_502", ""), (200, "", "ok")], start)
         WebhookDelivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.SUCCEEDED, attempt_count=3)
 
 

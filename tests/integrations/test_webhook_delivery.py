@@ -4,6 +4,8 @@ import hashlib
 import hmac
 import json
 import logging
+import socket
+import threading
 from datetime import timedelta
 
 import pytest
@@ -12,6 +14,7 @@ from django.utils import timezone
 from requests_hardened.ip_filter import InvalidIPAddress
 from standardwebhooks import Webhook as StandardWebhook
 from standardwebhooks.webhooks import WebhookVerificationError
+from urllib3.exceptions import MaxRetryError, NameResolutionError
 
 from integrations import delivery as delivery_module
 from integrations import tasks, webhook_urls
@@ -281,7 +284,7 @@ def test_500_keeps_the_delivery_pending_and_retries_after_the_first_delay(delive
             "number": 1,
             "status_code": 500,
             "duration_ms": 250,
-            "error": "Resposta HTTP 500.",
+            "error": "http_500",
             "response_excerpt": "erro interno",
             "succeeded": False,
         }
@@ -341,7 +344,7 @@ def test_a_redirect_is_a_failure_and_is_not_followed(delivery, http, status_code
             "number": 1,
             "status_code": status_code,
             "duration_ms": 250,
-            "error": f"Redirecionamento {status_code} não é seguido.",
+            "error": f"http_{status_code}",
             "response_excerpt": "",
             "succeeded": False,
         }
@@ -388,7 +391,7 @@ def test_timeout_is_recorded_without_a_status_code(delivery, http):
             "number": 1,
             "status_code": None,
             "duration_ms": 250,
-            "error": "Tempo esgotado (10 s).",
+            "error": "timeout",
             "response_excerpt": "",
             "succeeded": False,
         }
@@ -407,11 +410,80 @@ def test_connection_error_is_recorded_without_a_status_code(delivery, http):
             "number": 1,
             "status_code": None,
             "duration_ms": 250,
-            "error": "Falha de conexão: ConnectionError: conexão recusada",
+            "error": "conexao",
             "response_excerpt": "",
             "succeeded": False,
         }
     ]
+
+
+def requests_failure(url: str) -> requests.RequestException:
+    """What requests itself raises for `url` (on this machine), wrapping what the socket saw."""
+    with pytest.raises(requests.RequestException) as raised:
+        requests.post(url, timeout=5)
+    return raised.value
+
+
+@pytest.fixture
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def plain_tcp_port():
+    """A server that answers plain text to whatever comes, a TLS handshake included."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def answer():
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(4096)
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    yield server.getsockname()[1]
+    server.close()
+
+
+def name_not_resolved() -> requests.ConnectionError:
+    """What requests raises when the host does not resolve, as urllib3 builds it."""
+    reason = NameResolutionError("hooks.example.com", None, socket.gaierror(-2, "Name or service not known"))
+    return requests.ConnectionError(MaxRetryError(None, "/helpdesk", reason))
+
+
+@pytest.mark.parametrize(
+    ("failure", "recorded", "hidden"),
+    [
+        (lambda port, _: requests_failure(f"http://127.0.0.1:{port}/x"), "conexao_recusada", "Connection refused"),
+        (lambda _, port: requests_failure(f"https://127.0.0.1:{port}/x"), "tls", "SSL"),
+        (lambda *_: name_not_resolved(), "dns", "Name or service not known"),
+        (lambda *_: requests.ConnectionError(ConnectionResetError(104, "reset by 10.9.8.7")), "conexao", "10.9.8.7"),
+    ],
+    ids=["refused", "tls", "dns", "reset"],
+)
+def test_a_failure_is_recorded_and_listed_as_its_class_never_its_text(
+    delivery, http, manager, closed_port, plain_tcp_port, failure, recorded, hidden
+):
+    error = failure(closed_port, plain_tcp_port)
+    assert hidden in repr(error)  # what the service's network saw
+    http.respond(error)
+
+    attempt(delivery)
+
+    [logged] = attempts_of(delivery)
+    assert (logged["status_code"], logged["error"], logged["response_excerpt"]) == (None, recorded, "")
+    listed = manager.get(f"/api/webhooks/{delivery.webhook_id}/entregas")
+    assert listed.status_code == 200
+    assert listed.json()["data"]["data"][0]["historico"][0]["erro"] == recorded
+    assert hidden not in listed.content.decode()
 
 
 def test_a_refused_address_is_recorded_as_a_failed_attempt(delivery, http):
@@ -426,7 +498,7 @@ def test_a_refused_address_is_recorded_as_a_failed_attempt(delivery, http):
             "number": 1,
             "status_code": None,
             "duration_ms": 250,
-            "error": "Endereço de destino não permitido: 10.0.0.5",
+            "error": "endereco_bloqueado",
             "response_excerpt": "",
             "succeeded": False,
         }
@@ -446,9 +518,7 @@ def test_the_url_is_checked_again_at_delivery_time(organization, http, monkeypat
     assert stored(row).status == DeliveryStatus.PENDING
     [logged] = attempts_of(row)
     assert logged["status_code"] is None
-    assert logged["error"] == (
-        "Endereço de destino não permitido: O host da URL deve resolver apenas para endereços públicos."
-    )
+    assert logged["error"] == "endereco_bloqueado"
 
 
 def test_the_response_excerpt_keeps_at_most_1024_bytes(delivery, http):
@@ -721,7 +791,7 @@ def test_a_receiver_trickling_its_answer_past_the_timeout_is_a_failure(http, clo
     logged = result.attempts.get()
     assert logged.succeeded is False
     assert logged.status_code is None
-    assert logged.error == "Tempo esgotado (10 s)."
+    assert logged.error == "timeout"
     assert result.status == "pendente"
     assert len(slow.raw.reads) < 20  # it gave up at the deadline, not after 1024 reads
     assert slow.closed is True
