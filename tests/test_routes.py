@@ -32,6 +32,9 @@ ROUTES = {
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/tickets/{id}/anexos": ("GET",),
     "/api/ticket-status": ("GET",),
+    "/api/auditoria": ("GET",),
+    "/api/contatos/{id}/exportar": ("GET",),
+    "/api/contatos/{id}/anonimizar": ("POST",),
 }
 
 
