@@ -7,10 +7,18 @@ the same services: the key and the secret are shown once, never stored readable
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
-from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
+from helpdesk.actors import Actor
+from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
+from integrations.api.privacy_views import ExportedDeliveryOut
 from integrations.events import delivery_resend
 from integrations.exceptions import OrganizationSuspended, WebhookInactive
 from integrations.models import (
@@ -21,6 +29,7 @@ from integrations.models import (
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
+from integrations.privacy import contact_export
 from integrations.scopes import Scope
 from integrations.services import (
     credential_create,
@@ -32,6 +41,9 @@ from integrations.services import (
     webhook_update,
     webhook_validate,
 )
+from tickets.admin import ContactAdmin
+from tickets.models import Contact
+from tickets.services import contact_anonymize
 
 _FIELD_NAMES = {"nome": "name", "url": "url", "eventos": "events", "webhook": None}
 
@@ -348,3 +360,62 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
                 continue
             count += 1
         self.message_user(request, f"{count} entrega(s) enviada(s) novamente.", messages.SUCCESS)
+
+
+class ContactPrivacyAdmin(ContactAdmin):
+    """The contact page with the data-subject requests: "Anonimizar" (after a confirmation page, as Django's
+    delete) and "Exportar" (the JSON document), through the API's services and its permission."""
+
+    actions = ["anonymize_selected"]
+    readonly_fields = [*ContactAdmin.readonly_fields, "anonymized_at", "export_link"]
+    fields = [*ContactAdmin.fields, "anonymized_at", "export_link"]
+
+    def has_privacy_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
+
+    def get_urls(self):
+        export = path(
+            "<path:object_id>/exportar/", self.admin_site.admin_view(self.export_view), name="tickets_contact_export"
+        )
+        return [export, *super().get_urls()]
+
+    @admin.display(description="dados do titular")
+    def export_link(self, contact: Contact) -> str:
+        if not contact.pk:
+            return "-"
+        return format_html(
+            '<a href="{}">Exportar (JSON)</a>', reverse("admin:tickets_contact_export", args=[contact.pk])
+        )
+
+    def export_view(self, request, object_id):
+        contact = self.get_object(request, object_id)  # another organization's: the 404 of a missing one
+        if contact is None:
+            raise Http404
+        if not self.has_privacy_permission(request):
+            raise PermissionDenied
+        document = contact_export(contact=contact, request=request)
+        document["entregas"] = ExportedDeliveryOut(document["entregas"], many=True).data
+        response = JsonResponse(document, json_dumps_params={"ensure_ascii": False, "indent": 2})
+        response["Content-Disposition"] = f'attachment; filename="contato-{contact.pk}.json"'
+        return response
+
+    @admin.action(description="Anonimizar os contatos selecionados", permissions=["privacy"])
+    def anonymize_selected(self, request, queryset):
+        if request.POST.get("post") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Anonimizar contatos?",
+                "opts": self.model._meta,
+                "contacts": list(queryset),
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            }
+            return TemplateResponse(request, "admin/tickets/contact/anonymize_confirmation.html", context)
+        actor = Actor.of_agent(request_agent(request))
+        for contact in queryset:
+            contact_anonymize(contact=contact, actor=actor)
+        self.message_user(request, f"{len(queryset)} contato(s) anonimizado(s).", messages.SUCCESS)
+        return None
+
+
+admin.site.unregister(Contact)
+admin.site.register(Contact, ContactPrivacyAdmin)

@@ -21,6 +21,7 @@ from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent, Organization
 from integrations.exceptions import OrganizationSuspended
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
+from integrations.privacy import contact_public
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
 from tickets.api.attachment_serializers import attachment_event
@@ -158,6 +159,23 @@ def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
         organization=tombstone.organization,
         kind=EventKind.DELETED,
         data_builder=lambda: {"ticket": ticket, "ator": actor_payload(actor)},
+    )
+
+
+def contact_anonymized_event(contact, tickets, actor: Actor) -> WebhookEvent:
+    """A contact's data is gone (a data-subject request): the contact as it now is and the tickets it asked,
+    so a partner's copy drops the person too; never what the data was."""
+    return event_emit(
+        organization=contact.organization,
+        kind=EventKind.CONTACT_ANONYMIZED,
+        data_builder=lambda: {
+            "contato": contact_public(contact),
+            "tickets": [
+                {"id": str(ticket.id), "numero": ticket.number, "external_id": ticket.external_id or None}
+                for ticket in tickets
+            ],
+            "ator": actor_payload(actor),
+        },
     )
 
 

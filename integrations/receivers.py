@@ -11,6 +11,7 @@ from helpdesk import signals as helpdesk_signals
 from integrations import events
 from integrations.delivery import deliveries_release_held
 from integrations.models import EventKind
+from integrations.privacy import contact_copies_anonymize
 from tickets import signals
 from tickets.models import AttachmentSender, StatusCategory
 
@@ -71,6 +72,14 @@ def attachment_added(sender, attachment, actor, **kwargs) -> None:
     reply = attachment.reply
     if not actor.is_partner and attachment.sender == AttachmentSender.AGENT and reply and not reply.is_internal:
         events.attachment_added_event(attachment, actor)
+
+
+@receiver(signals.contact_anonymized, dispatch_uid="integrations.contact_anonymized")
+def contact_anonymized(sender, contact, previous, tickets, actor, **kwargs) -> None:
+    """The person's copies in events, deliveries and stored answers go with the contact's data; then partners
+    hear of it (`contato.anonimizado`), whoever asked."""
+    contact_copies_anonymize(contact=contact, previous=previous)
+    events.contact_anonymized_event(contact, tickets, actor)
 
 
 @receiver(helpdesk_signals.organization_restored, dispatch_uid="integrations.organization_restored")

@@ -63,6 +63,7 @@ ID_KINDS = {
     "/api/tickets": "ticket",
     "/api/webhooks": "webhook",
     "/api/api-keys": "credential",
+    "/api/contatos": "contact",
 }
 PARAM_KINDS = {"resposta": "reply", "entrega": "delivery"}
 
@@ -73,6 +74,7 @@ NOT_FOUND = {
     "webhook": ("Webhook não encontrado.", "id"),
     "credential": ("Credencial não encontrada.", "id"),
     "delivery": ("Entrega não encontrada.", "entrega"),
+    "contact": ("Contato não encontrado.", "id"),
 }
 
 # Where a POST to a collection stores what it creates.
@@ -195,6 +197,7 @@ class Tenant:
             "webhook": self.webhook,
             "credential": credential_of(self.key),
             "delivery": self.delivery,
+            "contact": self.ticket.requester,
         }
         return str(objects[kind].pk)
 
@@ -312,6 +315,7 @@ BODIES = {
     },
     "POST /api/webhooks/{id}/testar": lambda world: None,
     "POST /api/webhooks/{id}/entregas/{entrega}/reenviar": lambda world: None,
+    "POST /api/contatos/{id}/anonimizar": lambda world: None,
     "POST /api/tickets": lambda world: {
         "assunto": "Impressora nova",
         "descricao": "Aberto pelo atendente",
@@ -365,6 +369,8 @@ SUCCESS = {
     "GET /api/tickets/{id}/anexos": (200, "Anexos listados."),
     "GET /api/ticket-status": (200, "Status listados."),
     "GET /api/auditoria": (200, "Auditoria listada."),
+    "GET /api/contatos/{id}/exportar": (200, "Dados do contato exportados."),
+    "POST /api/contatos/{id}/anonimizar": (200, "Contato anonimizado."),
 }
 
 

@@ -41,6 +41,7 @@ ALL_EVENTS = [
     "ticket.atribuido",
     "ticket.anexo_adicionado",
     "ticket.excluido",
+    "contato.anonimizado",
 ]
 # What every event's `data.ator` may be: an agent as GET /api/v1/atendentes shows it, or the system.
 ACTOR_SYSTEM = {"tipo": "sistema"}

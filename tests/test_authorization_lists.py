@@ -8,9 +8,9 @@ from helpdesk.models import Agent, AuditRecord
 from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
 from tests.authorization import PANEL, PARTNER, operations
-from tests.factories import credential_of, status_of
+from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
 from tickets.models import TicketStatus
-from tickets.services import ticket_update
+from tickets.services import RequesterData, ticket_update
 
 
 def listed(response, message: str) -> tuple[list[str], int | None]:
@@ -186,6 +186,25 @@ def test_audit_trail_has_only_the_callers_records(world):
     assert_exactly(response, "Auditoria listada.", expected, world)
 
 
+def test_contact_export_has_only_the_callers_data(world):
+    """A has a contact with B's person's very name, e-mail and external id, with tickets and events: B's export
+    of its own contact holds B's tickets and events only."""
+    person = world.b.ticket.requester
+    namesake = RequesterData(name=person.name, email=person.email, external_id=person.external_id)
+    twin = make_ticket(world.a.organization, subject=f"Gêmeo {world.a.marker}", requester=namesake)
+    make_agent_reply(twin, world.a.admin.agent, body=f"Resposta {world.a.marker}")
+
+    response = world.b.client(PANEL).get(f"/api/contatos/{person.pk}/exportar")
+
+    document = assert_success(response, 200, "Dados do contato exportados.")
+    assert [ticket["id"] for ticket in document["tickets"]] == [str(world.b.ticket.pk)]
+    assert {event["data"]["ticket"]["id"] for event in document["eventos"]} == {str(world.b.ticket.pk)}
+    assert {delivery["webhook_id"] for delivery in document["entregas"]} == {str(world.b.webhook.pk)}
+    traces = world.a.traces() | {str(twin.pk), str(twin.requester_id)}
+    leaked = sorted(trace for trace in traces if trace in response.content.decode())
+    assert not leaked, f"organization A's data in B's export: {leaked}"
+
+
 LIST_TESTS = {
     "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
     "/api/v1/tickets/alteracoes": test_change_list_has_only_the_callers_tickets_whatever_the_start,
@@ -199,6 +218,7 @@ LIST_TESTS = {
     "/api/v1/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/auditoria": test_audit_trail_has_only_the_callers_records,
+    "/api/contatos/{id}/exportar": test_contact_export_has_only_the_callers_data,
 }
 
 

@@ -33,6 +33,8 @@ ROUTES = {
     "/api/tickets/{id}/anexos": ("GET",),
     "/api/ticket-status": ("GET",),
     "/api/auditoria": ("GET",),  # issue 19: the audit trail
+    "/api/contatos/{id}/exportar": ("GET",),  # issue 19: data-subject requests
+    "/api/contatos/{id}/anonimizar": ("POST",),
 }
 
 

@@ -103,3 +103,18 @@ def contact_updated(sender, contact, changed, actor, **kwargs) -> None:
         resource_id=contact.pk,
         changes={"campos": change(None, changed)},
     )
+
+
+@receiver(signals.contact_anonymized, dispatch_uid="tickets.audit.contact_anonymized")
+def contact_anonymized(sender, contact, previous, tickets, actor, **kwargs) -> None:
+    """Which fields were replaced and how many tickets were kept, never what the person's data was."""
+    audit_record(
+        "contato.anonimizado",
+        organization_id=contact.organization_id,
+        resource_type="contato",
+        resource_id=contact.pk,
+        changes={
+            "campos": change(None, ["nome", "email", "telefone", "external_id"]),
+            "tickets": change(None, len(tickets)),
+        },
+    )

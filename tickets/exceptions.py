@@ -33,6 +33,12 @@ class ChangesCursorExpired(Gone):
     )
 
 
+class ContactNotFound(NotFound):
+    message = "Contato não encontrado."
+    field = "id"
+    detail = "Contato inexistente nesta organização."
+
+
 class StatusNotFound(NotFound):
     message = "Status não encontrado."
     field = "status_id"

@@ -24,6 +24,11 @@ class Contact(models.Model):
     external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField("criado em", auto_now_add=True)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
+    # Set once by contact_anonymize (a data-subject request): the person's data is gone, for good.
+    anonymized_at = models.DateTimeField("anonimizado em", null=True, blank=True, editable=False)
+
+    # What an anonymised contact shows (docs/decisions.md, "Data-subject requests").
+    ANONYMOUS_NAME = "Contato anonimizado"
 
     class Meta:
         verbose_name = "contato"

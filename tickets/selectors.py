@@ -28,7 +28,7 @@ from helpdesk.api.pagination import Page
 from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
 from helpdesk.models import Organization
 from helpdesk.selectors import object_by_id
-from tickets.exceptions import ReplyNotFound, StatusNotFound, TicketNotFound
+from tickets.exceptions import ContactNotFound, ReplyNotFound, StatusNotFound, TicketNotFound
 from tickets.models import (
     Contact,
     Reply,
@@ -350,6 +350,11 @@ def ticket_get(*, organization: Organization, ticket_id, queryset: QuerySet[Tick
     """Another organization's ticket answers exactly like a missing one."""
     queryset = Ticket.objects.all() if queryset is None else queryset
     return object_by_id(queryset.filter(organization=organization), ticket_id, missing=TicketNotFound)
+
+
+def contact_get(*, organization: Organization, contact_id) -> Contact:
+    """Another organization's contact answers exactly like a missing one."""
+    return object_by_id(Contact.objects.filter(organization=organization), contact_id, missing=ContactNotFound)
 
 
 def ticket_row_public(*, organization: Organization, ticket_id) -> tuple:

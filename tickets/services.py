@@ -27,6 +27,8 @@ from helpdesk.selectors import AgentNotFound, object_by_id
 from tickets import signals
 from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
 from tickets.models import (
+    Attachment,
+    AttachmentSender,
     Channel,
     Contact,
     Priority,
@@ -535,6 +537,59 @@ def contact_update(*, contact: Contact, actor: Actor, name=UNCHANGED, email=UNCH
 def contact_delete(*, contact: Contact) -> None:
     """A contact without tickets (the ones with tickets are protected): nothing a partner sees changes."""
     contact.delete()
+
+
+@dataclass(frozen=True)
+class ContactIdentity:
+    """What identifies a person: what contact_anonymize replaces, and what listeners look for in their copies."""
+
+    name: str
+    email: str
+    phone: str
+    external_id: str | None
+
+    @classmethod
+    def of(cls, contact: Contact) -> "ContactIdentity":
+        return cls(contact.name, contact.email, contact.phone, contact.external_id)
+
+    def values(self) -> list[str]:
+        """The non-empty values, as text: what must not survive in any copy."""
+        return [value for value in (self.name, self.email, self.phone, self.external_id) if value]
+
+
+@dataclass(frozen=True)
+class TicketRef:
+    """A ticket as partners identify it."""
+
+    id: uuid.UUID
+    number: int
+    external_id: str | None
+
+
+def contact_anonymize(*, contact: Contact, actor: Actor) -> Contact:
+    """A data-subject request (LGPD art. 18, GDPR art. 17): the person's name, e-mail, phone and external id
+    become neutral values, and the files they sent are deleted (after the commit); tickets, their numbers,
+    timestamps and counts stay. Irreversible; a second call changes nothing (the contact is returned as is).
+
+    Every ticket the contact asked shows the new `solicitante`, so they move in the change list (partners'
+    copies take the neutral values too); listeners of `contact_anonymized` remove their own copies (events,
+    deliveries, stored answers) in this transaction.
+    """
+    with transaction.atomic(savepoint=False):
+        contact = Contact.objects.select_for_update().get(pk=contact.pk)
+        if contact.anonymized_at is not None:
+            return contact
+        previous = ContactIdentity.of(contact)
+        contact.name, contact.email, contact.phone, contact.external_id = Contact.ANONYMOUS_NAME, "", "", None
+        contact.anonymized_at = timezone.now()
+        contact.save(update_fields=["name", "email", "phone", "external_id", "anonymized_at", "updated_at"])
+        tickets = Ticket.objects.filter(requester=contact)
+        refs = [TicketRef(*row) for row in tickets.order_by("number").values_list("id", "number", "external_id")]
+        # The rows go now, their files once this commits (tickets.lifecycle).
+        Attachment.objects.filter(ticket__requester=contact, sender=AttachmentSender.PARTNER).delete()
+        tickets_touch(tickets=tickets)
+        signals.contact_anonymized.send(sender=Contact, contact=contact, previous=previous, tickets=refs, actor=actor)
+    return contact
 
 
 def _contact_check(values: dict) -> None:

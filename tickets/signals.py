@@ -18,6 +18,8 @@ Every signal is sent with `sender` the model class and these keyword arguments:
 - reply_edited: reply, previous_body, actor (only when the text changed)
 - attachment_added: attachment, actor
 - contact_updated: contact, changed (field names; None when a partner's request filled blank ones), actor
+- contact_anonymized: contact (as it now is), previous (ContactIdentity: what it was), tickets (TicketRef of
+  each ticket it asked), actor; listeners remove their copies of `previous` in the same transaction
 """
 
 from django.dispatch import Signal
@@ -32,3 +34,4 @@ note_added = Signal()
 reply_edited = Signal()
 attachment_added = Signal()
 contact_updated = Signal()
+contact_anonymized = Signal()

@@ -31,6 +31,16 @@ class DeletedTicketRefOut(serializers.Serializer):
     external_id = serializers.CharField(allow_null=True)
 
 
+class AnonymizedContactOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(help_text="Sempre `Contato anonimizado`.")
+    email = serializers.CharField(allow_null=True, help_text="Sempre null.")
+    telefone = serializers.CharField(allow_null=True, help_text="Sempre null.")
+    external_id = serializers.CharField(allow_null=True, help_text="Sempre null.")
+    criado_em = serializers.DateTimeField()
+    anonimizado_em = serializers.DateTimeField()
+
+
 class WebhookRefOut(serializers.Serializer):
     id = serializers.UUIDField()
     nome = serializers.CharField()
@@ -89,6 +99,11 @@ KINDS = {
         {"anexo": lambda: AttachmentEventOut()},
     ),
     EventKind.DELETED: ("EventoTicketExcluido", "O ticket foi excluído (admin, painel, comando).", {}),
+    EventKind.CONTACT_ANONYMIZED: (
+        "EventoContatoAnonimizado",
+        "Os dados de um contato foram anonimizados (pedido do titular, LGPD): apague-os também da sua cópia.",
+        {},
+    ),
     EventKind.TEST: ("EventoTeste", "Alguém pediu um teste do webhook (`POST /api/webhooks/{id}/testar`).", {}),
 }
 
@@ -106,6 +121,11 @@ def _kind_field(kind: str):
 def _data(kind: str, name: str, extra: dict) -> serializers.Serializer:
     if kind == EventKind.DELETED:
         fields = {"ticket": DeletedTicketRefOut(help_text="O ticket excluído: só o que o identifica.")}
+    elif kind == EventKind.CONTACT_ANONYMIZED:
+        fields = {
+            "contato": AnonymizedContactOut(help_text="O contato como ficou, sem os dados da pessoa."),
+            "tickets": DeletedTicketRefOut(many=True, help_text="Os tickets que ele pediu (o que os identifica)."),
+        }
     elif kind == EventKind.TEST:
         fields = {"mensagem": serializers.CharField(), "webhook": WebhookRefOut()}
     else:

@@ -17,6 +17,7 @@ from integrations.models import EventKind, WebhookEvent
 from tests.assertions import assert_success, panel_client
 from tests.contract import ALL_EVENTS
 from tests.factories import make_agent, make_webhook, status_of
+from tickets.models import Ticket
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "docs" / "event-schemas.json"
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
@@ -92,6 +93,8 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
     assert_success(
         panel_client(admin.email).post(f"/api/webhooks/{webhook.pk}/testar"), 200, "Evento de teste enfileirado."
     )
+    contact = Ticket.objects.get(pk=ticket).requester_id
+    assert_success(panel_client(admin.email).post(f"/api/contatos/{contact}/anonimizar"), 200, "Contato anonimizado.")
     assert_success(agent.delete(f"/api/tickets/{ticket}"), 200, "Ticket excluído.")
 
 
