@@ -7,6 +7,7 @@ the agent panel API.
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q
@@ -21,7 +22,8 @@ from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
-from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
+from tickets.exceptions import format_bytes
+from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import (
     RequesterData,
     contact_delete,
@@ -488,3 +490,37 @@ class TicketStatusAdmin(OrganizationScopedAdmin):
     def delete_queryset(self, request, queryset):
         for status in queryset:
             status_delete(status=status)
+
+
+@admin.register(AttachmentUsage)
+class AttachmentUsageAdmin(OrganizationScopedAdmin):
+    """What the organization's files hold against ANEXOS_QUOTA_BYTES: read-only, kept by the services."""
+
+    list_display = ["organization", "used", "quota"]
+    fields = ["organization", "used", "quota"]
+    readonly_fields = fields
+
+    @admin.display(description="em uso")
+    def used(self, usage) -> str:
+        return f"{format_bytes(usage.bytes_used)} ({usage.bytes_used} bytes)"
+
+    @admin.display(description="cota (ANEXOS_QUOTA_BYTES)")
+    def quota(self, usage) -> str:
+        quota = settings.ANEXOS_QUOTA_BYTES
+        return format_bytes(quota) if quota else "sem cota"
+
+    # Every staff member of the organization may see what its files hold; nobody writes it by hand.
+    def has_module_permission(self, request):
+        return self._staff_of_an_organization(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._staff_of_an_organization(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
