@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The admin's files stream like the API's, before the CSRF check reads the form.
+    "tickets.attachments.uploads.AdminUploadStreamingMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "helpdesk.audit.AuditContextMiddleware",  # who and from where, for the audit records made below
