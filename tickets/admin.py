@@ -16,7 +16,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from helpdesk.actors import Actor
-from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
+from helpdesk.admin_tenancy import (
+    OrganizationScopedAdmin,
+    ReadOnlyOrganizationAdmin,
+    request_agent,
+    user_organization_id,
+)
 from helpdesk.exceptions import ApplicationError, ValidationFailed
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
@@ -493,7 +498,7 @@ class TicketStatusAdmin(OrganizationScopedAdmin):
 
 
 @admin.register(AttachmentUsage)
-class AttachmentUsageAdmin(OrganizationScopedAdmin):
+class AttachmentUsageAdmin(ReadOnlyOrganizationAdmin):
     """What the organization's files hold against ANEXOS_QUOTA_BYTES: read-only, kept by the services."""
 
     list_display = ["organization", "used", "quota"]
@@ -508,19 +513,3 @@ class AttachmentUsageAdmin(OrganizationScopedAdmin):
     def quota(self, usage) -> str:
         quota = settings.ANEXOS_QUOTA_BYTES
         return format_bytes(quota) if quota else "sem cota"
-
-    # Every staff member of the organization may see what its files hold; nobody writes it by hand.
-    def has_module_permission(self, request):
-        return self._staff_of_an_organization(request)
-
-    def has_view_permission(self, request, obj=None):
-        return self._staff_of_an_organization(request)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -3,15 +3,13 @@
 503 before writing when the disk runs low, and the partner's per-ticket cap counts only what it sees."""
 
 import shutil
-import threading
 from collections import namedtuple
 
 import pytest
-from django.db import connections
 
 from helpdesk.actors import Actor
 from tests.assertions import assert_error, bearer_client
-from tests.attachments.samples import TEXT, stored_keys, upload_file
+from tests.attachments.samples import TEXT, parallel_uploads, stored_keys, upload_file
 from tests.factories import make_key, make_organization, make_ticket
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.models import Attachment, AttachmentUsage
@@ -138,23 +136,8 @@ def test_parallel_uploads_never_pass_the_quota(postgres_only, settings):
     organization = make_organization("Cota em paralelo")
     key = make_key(organization)
     tickets = [make_ticket(organization) for _ in range(THREADS)]  # one ticket each: only the quota binds
-    barrier = threading.Barrier(THREADS)
-    statuses: list = [None] * THREADS
 
-    def worker(index: int) -> None:
-        try:
-            data = {"arquivo": upload_file(TEXT, f"{index}.txt", "text/plain")}
-            barrier.wait(timeout=30)
-            response = bearer_client(key).post(f"/api/v1/tickets/{tickets[index].pk}/anexos", data, format="multipart")
-            statuses[index] = response.status_code
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(index,)) for index in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    statuses = parallel_uploads(key, tickets, THREADS)
 
     assert sorted(statuses) == [201] * FITTING + [413] * (THREADS - FITTING)
     assert Attachment.objects.filter(organization=organization).count() == FITTING
