@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The admin's files stream like the API's, before the CSRF check reads the form.
+    "tickets.attachments.uploads.AdminUploadStreamingMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "helpdesk.audit.AuditContextMiddleware",  # who and from where, for the audit records made below
@@ -270,6 +272,11 @@ AVATAR_MAX_BYTES = env.int("AVATAR_MAX_BYTES", default=2 * 1024 * 1024)
 # The largest file, counted while it streams to a temporary file (413 past it), and how many a ticket holds.
 ANEXO_MAX_BYTES = env.int("ANEXO_MAX_BYTES", default=10 * 1024 * 1024)
 ANEXOS_POR_TICKET = env.int("ANEXOS_POR_TICKET", default=50)
+# Bytes of attachments an organization may hold (0: no quota); past it an upload is a 413 on `arquivo`.
+ANEXOS_QUOTA_BYTES = env.int("ANEXOS_QUOTA_BYTES", default=5 * 1024**3)
+# Free bytes the attachments' disk keeps: below it an upload is a 503 before anything is written
+# (filesystem storage only; the embedded database shares that disk).
+ANEXOS_MIN_FREE_BYTES = env.int("ANEXOS_MIN_FREE_BYTES", default=1024**3)
 ATTACHMENT_URL_MAX_AGE = 30 * 60  # the service's own signed download link
 ATTACHMENT_PRESIGNED_MAX_AGE = 5 * 60  # object storage: the presigned URL that link redirects to
 # Object storage when a bucket is named (django-storages' S3Storage: AWS S3 or any S3-compatible

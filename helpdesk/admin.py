@@ -8,7 +8,12 @@ from rest_framework_simplejwt.token_blacklist import admin as token_admin
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from helpdesk.actors import Actor
-from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
+from helpdesk.admin_tenancy import (
+    OrganizationScopedAdmin,
+    ReadOnlyOrganizationAdmin,
+    request_agent,
+    user_organization_id,
+)
 from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, AuditRecord, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
@@ -245,7 +250,7 @@ class BlacklistedTokenAdmin(SuperuserOnlyAdmin, token_admin.BlacklistedTokenAdmi
 
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(OrganizationScopedAdmin):
+class AuditRecordAdmin(ReadOnlyOrganizationAdmin):
     """The audit trail, read-only, for whoever manages the organization's API (as GET /api/auditoria)."""
 
     list_display = ["created_at", "action", "actor_type", "actor_name", "ip", "resource_type", "resource_id"]
@@ -267,20 +272,5 @@ class AuditRecordAdmin(OrganizationScopedAdmin):
     ]
     fields = readonly_fields
 
-    def _may_read(self, request) -> bool:
+    def may_read(self, request) -> bool:
         return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
-
-    def has_module_permission(self, request):
-        return self._may_read(request) and self._staff_of_an_organization(request)
-
-    def has_view_permission(self, request, obj=None):
-        return self._may_read(request) and self._staff_of_an_organization(request)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

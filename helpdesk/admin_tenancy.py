@@ -80,3 +80,26 @@ def request_agent(request) -> Agent | None:
     if not hasattr(request, "_helpdesk_agent"):
         request._helpdesk_agent = active_agent_of(request.user)
     return request._helpdesk_agent
+
+
+class ReadOnlyOrganizationAdmin(OrganizationScopedAdmin):
+    """Rows the services keep (audit records, usage counters): shown to the organization's staff for whom
+    `may_read` holds, written by hand by nobody."""
+
+    def may_read(self, request) -> bool:
+        return True
+
+    def has_module_permission(self, request):
+        return self.may_read(request) and self._staff_of_an_organization(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self.may_read(request) and self._staff_of_an_organization(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -7,6 +7,7 @@ the agent panel API.
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q
@@ -15,13 +16,19 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from helpdesk.actors import Actor
-from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
+from helpdesk.admin_tenancy import (
+    OrganizationScopedAdmin,
+    ReadOnlyOrganizationAdmin,
+    request_agent,
+    user_organization_id,
+)
 from helpdesk.exceptions import ApplicationError, ValidationFailed
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
-from tickets.models import Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
+from tickets.exceptions import format_bytes
+from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.services import (
     RequesterData,
     contact_delete,
@@ -488,3 +495,21 @@ class TicketStatusAdmin(OrganizationScopedAdmin):
     def delete_queryset(self, request, queryset):
         for status in queryset:
             status_delete(status=status)
+
+
+@admin.register(AttachmentUsage)
+class AttachmentUsageAdmin(ReadOnlyOrganizationAdmin):
+    """What the organization's files hold against ANEXOS_QUOTA_BYTES: read-only, kept by the services."""
+
+    list_display = ["organization", "used", "quota"]
+    fields = ["organization", "used", "quota"]
+    readonly_fields = fields
+
+    @admin.display(description="em uso")
+    def used(self, usage) -> str:
+        return f"{format_bytes(usage.bytes_used)} ({usage.bytes_used} bytes)"
+
+    @admin.display(description="cota (ANEXOS_QUOTA_BYTES)")
+    def quota(self, usage) -> str:
+        quota = settings.ANEXOS_QUOTA_BYTES
+        return format_bytes(quota) if quota else "sem cota"

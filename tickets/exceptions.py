@@ -1,4 +1,12 @@
-from helpdesk.exceptions import AccessDenied, Conflict, Gone, NotFound, PayloadTooLarge, UnsupportedMediaType
+from helpdesk.exceptions import (
+    AccessDenied,
+    Conflict,
+    Gone,
+    NotFound,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+)
 
 
 class TicketNotFound(NotFound):
@@ -51,6 +59,26 @@ class AttachmentTooLarge(PayloadTooLarge):
 
     def __init__(self, *, max_bytes: int):
         super().__init__(detail=f"Cada arquivo pode ter no máximo {format_bytes(max_bytes)}.")
+
+
+class AttachmentQuotaExceeded(PayloadTooLarge):
+    """413, as a file too large: the request cannot succeed as sent, and retrying does not help until
+    files are deleted (507 would say the server is out of space, which it is not)."""
+
+    message = "Cota de anexos da organização excedida."
+    field = "arquivo"
+
+    def __init__(self, *, quota: int):
+        super().__init__(
+            detail=f"A organização pode guardar no máximo {format_bytes(quota)} em anexos; exclua tickets antigos."
+        )
+
+
+class StorageLow(ServiceUnavailable):
+    message = "Serviço indisponível."
+    field = "arquivo"
+    detail = "O armazenamento de anexos está quase cheio; tente novamente mais tarde."
+    retry_after_seconds = 60
 
 
 class AttachmentTypeRefused(UnsupportedMediaType):

@@ -5,6 +5,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from helpdesk.models import Organization
+from tickets.attachments.services import attachment_usage_release
 from tickets.attachments.storage import files_delete_after_commit
 from tickets.models import Attachment, TicketStatus
 from tickets.selectors import status_cache_forget
@@ -28,5 +29,6 @@ def status_written(sender, instance: TicketStatus, raw=False, **kwargs) -> None:
 @receiver(post_delete, sender=Attachment, dispatch_uid="tickets.attachment_deleted")
 def attachment_deleted(sender, instance: Attachment, **kwargs) -> None:
     """However the row goes (with its ticket, by a cascade), its file goes once the deletion commits; a
-    rollback keeps both."""
+    rollback keeps both. Its bytes leave the organization's usage in the same transaction."""
     files_delete_after_commit([instance.storage_key])
+    attachment_usage_release(organization_id=instance.organization_id, size=instance.size)

@@ -301,6 +301,24 @@ class Attachment(models.Model):
         return self.name
 
 
+class AttachmentUsage(models.Model):
+    """The bytes an organization's attachments hold, against ANEXOS_QUOTA_BYTES: added under this row's
+    lock in the transaction that records a file, taken away in the one that deletes it
+    (tickets.attachments.services, tickets.lifecycle)."""
+
+    organization = models.OneToOneField(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    bytes_used = models.BigIntegerField("bytes em uso", default=0)
+
+    class Meta:
+        verbose_name = "uso de anexos"
+        verbose_name_plural = "uso de anexos"
+
+    def __str__(self) -> str:
+        return str(self.organization_id)
+
+
 class TicketCount(models.Model):
     """How many tickets an organization has, per priority and status: the list's exact `total`
     without reading the tickets. Kept by the database's triggers on tickets_ticket in the transaction

@@ -71,6 +71,7 @@ class CredentialCreateIn(serializers.Serializer):
         child=ScopeField(),
         required=False,
         allow_empty=False,
+        min_length=1,
         help_text=f"Escopos da chave, entre {', '.join(Scope.values)}; omitido: todos.",
     )
     expira_em = InstantField(
@@ -81,6 +82,7 @@ class CredentialCreateIn(serializers.Serializer):
         child=TextField(max_length=64),
         required=False,
         allow_empty=False,
+        min_length=1,
         max_length=MAX_NETWORKS,
         help_text="Redes de origem permitidas, em CIDR (203.0.113.0/24, 2001:db8::/48); omitido: qualquer origem.",
     )

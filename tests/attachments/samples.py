@@ -2,12 +2,15 @@
 tests read back from the attachments storage."""
 
 import io
+import threading
 import zipfile
 
 import requests
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connections
 from PIL import Image
 
+from tests.assertions import bearer_client
 from tickets.attachments.storage import attachment_storage
 
 
@@ -98,3 +101,27 @@ def download(client, url: str):
         return followed.status_code, followed.headers, followed.content
     body = b"".join(response.streaming_content) if response.streaming else response.content
     return response.status_code, response.headers, body
+
+
+def parallel_uploads(key: str, tickets: list, threads: int) -> list[int]:
+    """`threads` partner uploads of one small text file, released at once (each thread its own database
+    connection, closed after), to `tickets[index % len(tickets)]`; the answers' status codes in order."""
+    barrier = threading.Barrier(threads)
+    statuses: list = [None] * threads
+
+    def worker(index: int) -> None:
+        try:
+            data = {"arquivo": upload_file(TEXT, f"{index}.txt", "text/plain")}
+            barrier.wait(timeout=30)
+            ticket = tickets[index % len(tickets)]
+            response = bearer_client(key).post(f"/api/v1/tickets/{ticket.pk}/anexos", data, format="multipart")
+            statuses[index] = response.status_code
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=worker, args=(index,)) for index in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join(timeout=60)
+    return statuses

@@ -1,14 +1,10 @@
 """The output builders against their serializers (the schema), and ANEXOS_POR_TICKET under parallel uploads
 (PostgreSQL: real row locks)."""
 
-import threading
-
 import pytest
-from django.db import connections
 from rest_framework.test import APIRequestFactory
 
-from tests.assertions import bearer_client
-from tests.attachments.samples import TEXT, stored_keys, upload_file
+from tests.attachments.samples import TEXT, parallel_uploads, stored_keys, upload_file
 from tests.factories import make_key, make_organization, make_ticket
 from tickets.api.attachment_serializers import (
     AttachmentOut,
@@ -49,23 +45,8 @@ def test_parallel_uploads_never_pass_anexos_por_ticket(postgres_only, settings):
     key = make_key(organization)
     ticket = make_ticket(organization)
     keys_before = stored_keys()
-    barrier = threading.Barrier(THREADS)
-    statuses: list = [None] * THREADS
 
-    def worker(index: int) -> None:
-        try:
-            data = {"arquivo": upload_file(TEXT, f"{index}.txt", "text/plain")}
-            barrier.wait(timeout=30)
-            response = bearer_client(key).post(f"/api/v1/tickets/{ticket.pk}/anexos", data, format="multipart")
-            statuses[index] = response.status_code
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(index,)) for index in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    statuses = parallel_uploads(key, [ticket], THREADS)
 
     assert sorted(statuses) == [201] * LIMIT + [409] * (THREADS - LIMIT)
     assert Attachment.objects.filter(ticket=ticket).count() == LIMIT

@@ -18,6 +18,7 @@ import re
 import secrets
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass
 
 import pytest
@@ -177,6 +178,10 @@ class Scenario:
         kind = kind_of(route, param)
         if kind == "webhook" and method == "DELETE":
             return self.ids["spare webhook"]  # the one the deliveries go to stays
+        if kind == "contact":
+            # No answer of the API shows a contact's id (the admin does): its routes answer their 404 here,
+            # which is logged like any other (tests/integrations/test_data_subject_requests.py covers the 200s).
+            return str(uuid.uuid4())
         return self.ids[kind]
 
     def valid_body(self, method: str, route: str) -> dict | None:

@@ -26,6 +26,7 @@ from tickets.api.attachment_serializers import (
     attachments_panel,
     attachments_public,
 )
+from tickets.attachments.content import download_name
 from tickets.attachments.selectors import (
     ATTACHMENT_COLUMNS,
     PANEL_ATTACHMENT_COLUMNS,
@@ -214,7 +215,9 @@ class AttachmentDownloadViewSet(EnvelopeViewSet):
         if attachment is None:
             raise AttachmentNotFound()
         storage = attachment_storage()
-        disposition = content_disposition_header(as_attachment=True, filename=attachment.name)
+        disposition = content_disposition_header(
+            as_attachment=True, filename=download_name(attachment.name, attachment.content_type)
+        )
         if _is_object_storage(storage):
             # No byte through the web process: a presigned URL that makes the bucket answer as we would.
             url = storage.url(

@@ -31,6 +31,26 @@ ALLOWED_TYPES = {
     "application/vnd.ms-excel": "application/vnd.ms-excel",
     "application/vnd.ms-powerpoint": "application/vnd.ms-powerpoint",
 }
+# The extension a file of each served type is downloaded with, whatever it was called when sent.
+CANONICAL_EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "application/pdf": "pdf",
+    "text/plain": "txt",
+    "text/csv": "csv",
+    "application/zip": "zip",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "application/vnd.oasis.opendocument.text": "odt",
+    "application/vnd.oasis.opendocument.spreadsheet": "ods",
+    "application/vnd.oasis.opendocument.presentation": "odp",
+    "application/msword": "doc",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.ms-powerpoint": "ppt",
+}
 # What a download may be served as (the OpenAPI enum of `tipo`).
 SERVED_TYPES = sorted(set(ALLOWED_TYPES.values()))
 ALLOWED_DESCRIPTION = (
@@ -41,6 +61,8 @@ MAX_NAME_LENGTH = 255
 FALLBACK_NAME = "arquivo"
 # Bidirectional controls: "fatura\u202efdp.exe" shows as "fatura.pdf"; zero-width joiners (emoji) stay.
 _BIDI_CONTROLS = {"\u061c", "\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+# Invisible or line-breaking: "boleto\u200b.pdf" looks like "boleto.pdf", a line separator breaks a header line.
+_INVISIBLE = {"\u200b", "\u200c", "\u2060", "\ufeff", "\u00ad", "\u180e"}
 
 
 # libmagic reads up to 7 MiB of a file by default, into memory: the start of a file is enough to tell
@@ -71,6 +93,17 @@ def sniff(path: str | None = None, *, data: bytes | None = None) -> str | None:
     return ALLOWED_TYPES.get(found)
 
 
+def download_name(name: str, content_type: str) -> str:
+    """The name a download is saved under: the shown name with the served type's extension, so a text
+    sent as `boleto.pdf.bat` is saved as `boleto.pdf.txt`, never run (the list keeps the name as sent)."""
+    extension = CANONICAL_EXTENSIONS[content_type]
+    stem, dot, current = name.rpartition(".")
+    if dot and stem and current.lower() == extension:
+        return name
+    base = stem if dot and stem else name
+    return f"{base[: MAX_NAME_LENGTH - len(extension) - 1]}.{extension}"
+
+
 def clean_name(raw: str | None) -> str:
     """No folders, no control or bidirectional characters, no blank ends, at most 255 characters
     (the extension kept); Unicode is kept, in its composed form."""
@@ -79,7 +112,9 @@ def clean_name(raw: str | None) -> str:
     name = "".join(
         char
         for char in name
-        if unicodedata.category(char) not in ("Cc", "Cs", "Co", "Cn") and char not in _BIDI_CONTROLS
+        if unicodedata.category(char) not in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp")
+        and char not in _BIDI_CONTROLS
+        and char not in _INVISIBLE
     )
     name = name.strip()
     if name in ("", ".", ".."):

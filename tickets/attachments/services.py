@@ -8,12 +8,14 @@ rows (a ticket, a reply) deletes their files after the commit (tickets.lifecycle
 """
 
 import logging
+import shutil
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from helpdesk.actors import PARTNER, Actor
@@ -21,16 +23,25 @@ from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent
 from tickets import signals
 from tickets.attachments.content import ALLOWED_DESCRIPTION, SNIFF_BYTES, clean_name, sniff
-from tickets.attachments.storage import attachment_storage, file_delete, new_key, recent_hour_folders
+from tickets.attachments.selectors import PUBLIC
+from tickets.attachments.storage import (
+    attachment_storage,
+    attachment_storage_location,
+    file_delete,
+    new_key,
+    recent_hour_folders,
+)
 from tickets.attachments.uploads import FIELD, upload_sha256
 from tickets.exceptions import (
     AttachmentLimitReached,
+    AttachmentQuotaExceeded,
     AttachmentTooLarge,
     AttachmentTypeRefused,
     ReplyNotFound,
+    StorageLow,
     TicketClosed,
 )
-from tickets.models import Attachment, AttachmentSender, Reply, ReplyOrigin, StatusCategory, Ticket
+from tickets.models import Attachment, AttachmentSender, AttachmentUsage, Reply, ReplyOrigin, StatusCategory, Ticket
 from tickets.services import _locked_ticket, reply_create_by_agent
 
 logger = logging.getLogger(__name__)
@@ -81,7 +92,7 @@ def attachment_add_by_partner(*, ticket: Ticket, upload: UploadedFile, reply_id=
     checked = attachment_check(upload)
     if ticket.status.category == StatusCategory.CLOSED:
         raise _closed()
-    _ensure_room(ticket, 1)  # before storing anything; both checked again under the lock
+    _ensure_room(ticket, [checked], sender=AttachmentSender.PARTNER)  # checked again under the locks
     [attachment] = _store_and_create(
         ticket, [checked], reply=reply, sender=AttachmentSender.PARTNER, agent=None, write_reply=None
     )
@@ -96,7 +107,7 @@ def reply_create_with_attachments(
     (attachment_added)."""
     checked = [attachment_check(upload) for upload in uploads]
     if checked:
-        _ensure_room(ticket, len(checked))
+        _ensure_room(ticket, checked, sender=AttachmentSender.AGENT)
 
     def write_reply(locked: Ticket) -> Reply:
         return reply_create_by_agent(ticket=locked, agent=agent, body=body, internal=internal)
@@ -127,9 +138,56 @@ def _closed() -> TicketClosed:
     return TicketClosed(detail="Tickets fechados não recebem novos anexos.")
 
 
-def _ensure_room(ticket: Ticket, adding: int) -> None:
-    if Attachment.objects.filter(ticket_id=ticket.pk).count() + adding > settings.ANEXOS_POR_TICKET:
+def _ensure_room(ticket: Ticket, checked: list[CheckedFile], *, sender: str) -> None:
+    """Before anything is stored: the ticket's count, the organization's quota, the disk's free space."""
+    if _counted(ticket.pk, sender).count() + len(checked) > settings.ANEXOS_POR_TICKET:
         raise AttachmentLimitReached(limit=settings.ANEXOS_POR_TICKET)
+    used = AttachmentUsage.objects.filter(organization_id=ticket.organization_id).values_list("bytes_used", flat=True)
+    _quota_check(used.first() or 0, checked)
+    _disk_check(sum(item.size for item in checked))
+
+
+def _counted(ticket_id, sender: str):
+    """What counts against a ticket's cap: for the partner, only the files it can see (a note's files
+    would tell it how many there are); for agents, every file."""
+    attachments = Attachment.objects.filter(ticket_id=ticket_id)
+    return attachments.filter(PUBLIC) if sender == AttachmentSender.PARTNER else attachments
+
+
+def _quota_check(used: int, checked: list[CheckedFile]) -> None:
+    quota = settings.ANEXOS_QUOTA_BYTES
+    if quota and used + sum(item.size for item in checked) > quota:
+        raise AttachmentQuotaExceeded(quota=quota)
+
+
+def _disk_check(adding: int) -> None:
+    """A disk the embedded database shares must never fill: below the floor, nothing is written."""
+    location = attachment_storage_location()
+    if location is None or not settings.ANEXOS_MIN_FREE_BYTES:
+        return
+    while not location.exists() and location != location.parent:  # made by the first save
+        location = location.parent
+    if shutil.disk_usage(location).free - adding < settings.ANEXOS_MIN_FREE_BYTES:
+        logger.warning("attachment_disk_low", extra={"location": str(location)})
+        raise StorageLow()
+
+
+def _usage_reserve(organization_id, checked: list[CheckedFile]) -> AttachmentQuotaExceeded | None:
+    """Under the usage row's lock (after the ticket's): the quota holds under parallel uploads. The
+    refusal is returned, not raised, so the transaction it runs in is not broken."""
+    usage, _ = AttachmentUsage.objects.select_for_update().get_or_create(organization_id=organization_id)
+    try:
+        _quota_check(usage.bytes_used, checked)
+    except AttachmentQuotaExceeded as exceeded:
+        return exceeded
+    usage.bytes_used = F("bytes_used") + sum(item.size for item in checked)
+    usage.save(update_fields=["bytes_used"])
+    return None
+
+
+def attachment_usage_release(*, organization_id, size: int) -> None:
+    """A deleted file's bytes, in the deleting transaction (one atomic UPDATE, no read)."""
+    AttachmentUsage.objects.filter(organization_id=organization_id).update(bytes_used=F("bytes_used") - size)
 
 
 def _store_and_create(ticket, checked: list[CheckedFile], *, reply, sender, agent, write_reply) -> list[Attachment]:
@@ -140,12 +198,14 @@ def _store_and_create(ticket, checked: list[CheckedFile], *, reply, sender, agen
     try:
         with transaction.atomic(savepoint=False):
             locked = _locked_ticket(ticket)
-            count = Attachment.objects.filter(ticket_id=locked.pk).count()
+            count = _counted(locked.pk, sender).count()
             if locked.status.category == StatusCategory.CLOSED and sender == AttachmentSender.PARTNER:
                 error = _closed()
             elif count + len(checked) > settings.ANEXOS_POR_TICKET:
                 error = AttachmentLimitReached(limit=settings.ANEXOS_POR_TICKET)
             else:
+                error = _usage_reserve(locked.organization_id, checked)
+            if error is None:
                 owner = write_reply(locked) if write_reply is not None else reply
                 now = timezone.now()
                 attachments = [

@@ -8,8 +8,9 @@ name: a link cannot be guessed, and the orphan sweep lists only the recent hours
 import logging
 import secrets
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from django.core.files.storage import Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,6 +23,12 @@ _HOUR_FORMAT = "%Y/%m/%d/%H"
 def attachment_storage() -> Storage:
     """Looked up on every use, so a settings change (tests, S3) takes effect without a restart of the model."""
     return storages[ALIAS]
+
+
+def attachment_storage_location() -> Path | None:
+    """The directory files are written to, when they are written to this machine's disk."""
+    storage = attachment_storage()
+    return Path(storage.location) if isinstance(storage, FileSystemStorage) else None
 
 
 def new_key(now: datetime | None = None) -> str:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.files.uploadedfile import TemporaryUploadedFile, UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopFutureHandlers
+from django.http import HttpResponse
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import MultiPartParser
 
@@ -49,7 +50,10 @@ class StreamedUploadHandler(FileUploadHandler):
         if self.files_seen > self.max_files:
             many = "um único arquivo" if self.max_files == 1 else f"no máximo {self.max_files} arquivos"
             raise ValidationFailed({FIELD: [f"Envie {many} por requisição."]})
-        self.file = TemporaryUploadedFile(file_name, content_type, 0, charset, content_type_extra)
+        # Named after the upload only once made: Django gives the temporary file the upload's extension,
+        # and a 250-character one is a name the file system refuses (a 500 before this).
+        self.file = TemporaryUploadedFile("upload", content_type, 0, charset, content_type_extra)
+        self.file.name = file_name
         self.size = 0
         self.digest = hashlib.sha256()
         raise StopFutureHandlers()
@@ -115,3 +119,34 @@ def upload_sha256(upload: UploadedFile) -> str:
     upload.seek(0)
     upload.sha256 = digest.hexdigest()
     return upload.sha256
+
+
+# Every multipart form the admin takes (a reply's or a note's files, an agent's photo), at most this many files.
+ADMIN_FILES_PER_FORM = 10
+
+
+class AdminUploadStreamingMiddleware:
+    """The admin's multipart forms go through StreamedUploadHandler like the API's: a body announced past
+    the ceiling is refused unread, a file past ANEXO_MAX_BYTES at that chunk, nothing held whole in memory.
+    Before CsrfViewMiddleware, which reads the form (and so its files) before any admin view runs."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and request.path.startswith("/admin/") and _is_multipart(request):
+            request.upload_handlers = [StreamedUploadHandler(request, max_files=ADMIN_FILES_PER_FORM)]
+            try:
+                request.POST  # noqa: B018  (read now, streamed, so the refusal is answered here)
+            except (AttachmentTooLarge, ValidationFailed) as refused:
+                detail = refused.detail if isinstance(refused, AttachmentTooLarge) else refused.errors[FIELD][0]
+                status = 413 if isinstance(refused, AttachmentTooLarge) else 400
+                return HttpResponse(f"{detail} Volte e envie outro arquivo.", status=status, content_type=TEXT)
+        return self.get_response(request)
+
+
+TEXT = "text/plain; charset=utf-8"
+
+
+def _is_multipart(request) -> bool:
+    return request.META.get("CONTENT_TYPE", "").lower().startswith("multipart/form-data")
