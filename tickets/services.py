@@ -16,6 +16,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from helpdesk.actors import PARTNER, SYSTEM, Actor
+from helpdesk.audit import audit_record, change
 from helpdesk.db import db_value
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.feeds import change_fields
@@ -585,9 +586,11 @@ def contact_anonymize(*, contact: Contact, actor: Actor) -> Contact:
         contact.save(update_fields=["name", "email", "phone", "external_id", "anonymized_at", "updated_at"])
         tickets = Ticket.objects.filter(requester=contact)
         refs = [TicketRef(*row) for row in tickets.order_by("number").values_list("id", "number", "external_id")]
+        # The tickets' rows first, then the files' (whose deletion takes the organization's attachment usage
+        # row): every writer locks a ticket before that row, so an upload to one of these never deadlocks.
+        tickets_touch(tickets=tickets)
         # The rows go now, their files once this commits (tickets.lifecycle).
         Attachment.objects.filter(ticket__requester=contact, sender=AttachmentSender.PARTNER).delete()
-        tickets_touch(tickets=tickets)
         signals.contact_anonymized.send(sender=Contact, contact=contact, previous=previous, tickets=refs, actor=actor)
     return contact
 
@@ -632,11 +635,28 @@ def status_check(*, organization_id, name: str, color: str, status: TicketStatus
 def status_create(*, organization_id, name: str, category: str, color: str, position: int = 0) -> TicketStatus:
     """A new status of the organization (no ticket shows it yet)."""
     status_check(organization_id=organization_id, name=name, color=color)
-    status = TicketStatus.objects.create(
-        organization_id=organization_id, name=name.strip(), category=category, color=color.upper(), position=position
-    )
+    with transaction.atomic(savepoint=False):
+        status = TicketStatus.objects.create(
+            organization_id=organization_id,
+            name=name.strip(),
+            category=category,
+            color=color.upper(),
+            position=position,
+        )
+        _status_audit(
+            "status.criado", status, {field: change(None, getattr(status, field)) for field in STATUS_AUDITED}
+        )
     status_cache_forget(organization_id)
     return status
+
+
+STATUS_AUDITED = ("name", "category", "color", "position")
+
+
+def _status_audit(action: str, status: TicketStatus, changes: dict) -> None:
+    audit_record(
+        action, organization_id=status.organization_id, resource_type="status", resource_id=status.pk, changes=changes
+    )
 
 
 def status_update(*, status: TicketStatus, name: str, category: str, color: str, position: int) -> TicketStatus:
@@ -645,10 +665,12 @@ def status_update(*, status: TicketStatus, name: str, category: str, color: str,
     values = {"name": name.strip(), "category": category, "color": color.upper(), "position": position}
     with transaction.atomic(savepoint=False):
         changed = [field for field, value in values.items() if getattr(status, field) != value]
+        audited = {field: change(getattr(status, field), values[field]) for field in changed}
         for field in changed:
             setattr(status, field, values[field])
         if changed:
             status.save(update_fields=changed)
+            _status_audit("status.atualizado", status, audited)
             status_cache_forget(status.organization_id)
         if set(changed) & set(SHOWN_STATUS_FIELDS):
             tickets_touch(tickets=Ticket.objects.filter(status=status))
@@ -658,7 +680,9 @@ def status_update(*, status: TicketStatus, name: str, category: str, color: str,
 def status_delete(*, status: TicketStatus) -> None:
     """Only a status no ticket has (the admin refuses the others before asking)."""
     organization_id = status.organization_id
-    status.delete()
+    with transaction.atomic(savepoint=False):
+        _status_audit("status.excluido", status, {"name": change(status.name, None)})
+        status.delete()
     status_cache_forget(organization_id)
 
 

@@ -4,6 +4,7 @@ requester or their status changes, so those tickets move in the change list (GET
 import pytest
 from django.urls import reverse
 
+from helpdesk.models import AuditRecord
 from tests.admin.test_admin_tickets import form_values
 from tests.assertions import assert_success
 from tests.factories import make_ticket, status_of
@@ -94,3 +95,20 @@ def test_a_status_added_in_the_admin_keeps_the_rules_of_the_service(staff, organ
     assert created.status_code == 302
     status = TicketStatus.objects.get(organization=organization, name="Em análise")
     assert (status.category, status.color) == ("em_andamento", "#ABCDEF")
+
+
+def test_status_writes_in_the_admin_are_in_the_audit_trail(staff, organization, admin):
+    waiting = status_of(organization, StatusCategory.WAITING)
+    add, change = (
+        reverse("admin:tickets_ticketstatus_add"),
+        reverse("admin:tickets_ticketstatus_change", args=[waiting.pk]),
+    )
+
+    post_page(staff, add, "ticketstatus_form", name="Em análise", category="em_andamento", color="#abcdef")
+    post_page(staff, change, "ticketstatus_form", color="#000000")
+
+    records = AuditRecord.objects.filter(organization=organization, resource_type="status", actor_id=str(admin.pk))
+    by_action = {record.action: record for record in records}
+    assert set(by_action) == {"status.criado", "status.atualizado"}
+    assert by_action["status.criado"].changes["name"] == {"antes": None, "depois": "Em análise"}
+    assert by_action["status.atualizado"].changes == {"color": {"antes": waiting.color, "depois": "#000000"}}

@@ -3,14 +3,19 @@
 503 before writing when the disk runs low, and the partner's per-ticket cap counts only what it sees."""
 
 import shutil
+import threading
+import time
 from collections import namedtuple
 
 import pytest
+from django.db import connections
 
 from helpdesk.actors import Actor
-from tests.assertions import assert_error, bearer_client
+from tests.assertions import assert_error, bearer_client, panel_client
 from tests.attachments.samples import TEXT, parallel_uploads, stored_keys, upload_file
-from tests.factories import make_key, make_organization, make_ticket
+from tests.factories import admin_of, make_key, make_organization, make_ticket
+from tickets import services as ticket_services
+from tickets.attachments import services as attachment_services
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.models import Attachment, AttachmentUsage
 from tickets.services import ticket_delete
@@ -142,3 +147,55 @@ def test_parallel_uploads_never_pass_the_quota(postgres_only, settings):
     assert sorted(statuses) == [201] * FITTING + [413] * (THREADS - FITTING)
     assert Attachment.objects.filter(organization=organization).count() == FITTING
     assert used(organization) == FITTING * len(TEXT)
+
+
+def test_an_upload_and_an_anonymisation_of_its_tickets_requester_never_wait_on_each_other(postgres_only, monkeypatch):
+    """Every writer takes the ticket's lock before the usage row's. An anonymisation that deleted the person's
+    files (the usage row) before moving their tickets deadlocked with an upload to one of those tickets
+    (holding the ticket, waiting for the usage row): one of the two failed with a 503. (Found by a helper's
+    parallel implementation of this finding.)"""
+    organization = make_organization("Anonimização e envio")
+    key = make_key(organization)
+    ticket = make_ticket(organization)
+    assert upload(bearer_client(key), ticket).status_code == 201
+    upload_holds_the_ticket = threading.Event()
+    real_touch, real_reserve = ticket_services.tickets_touch, attachment_services._usage_reserve
+
+    def touch_once_the_upload_holds_the_ticket(**kwargs):
+        upload_holds_the_ticket.wait(timeout=10)
+        time.sleep(0.5)  # the upload is now waiting for whatever it waits for
+        return real_touch(**kwargs)
+
+    def reserve_announced(*args, **kwargs):
+        upload_holds_the_ticket.set()
+        return real_reserve(*args, **kwargs)
+
+    monkeypatch.setattr(ticket_services, "tickets_touch", touch_once_the_upload_holds_the_ticket)
+    monkeypatch.setattr(attachment_services, "_usage_reserve", reserve_announced)
+    answers: dict = {}
+
+    def anonymise() -> None:
+        try:
+            answers["anonymise"] = panel_client(admin_of(organization).email).post(
+                f"/api/contatos/{ticket.requester_id}/anonimizar"
+            )
+        finally:
+            connections.close_all()
+
+    def upload_again() -> None:
+        try:
+            time.sleep(0.3)  # the anonymisation goes first
+            answers["upload"] = upload(bearer_client(key), ticket, "segundo.txt")
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=anonymise), threading.Thread(target=upload_again)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert answers["anonymise"].status_code == 200, answers["anonymise"].content
+    assert answers["upload"].status_code == 201, answers["upload"].content
+    assert not Attachment.objects.filter(organization=organization).exists()
+    assert used(organization) == 0
