@@ -89,8 +89,9 @@ def test_no_quota_when_the_setting_is_zero(partner, ticket, settings):
 
 
 def test_a_disk_below_the_floor_is_a_503_before_anything_is_written(
-    partner, organization, ticket, monkeypatch, settings
+    filesystem_only, partner, organization, ticket, monkeypatch, settings
 ):
+    """Files on this machine's disk only: a bucket's space is not this disk's."""
     settings.ANEXOS_MIN_FREE_BYTES = 10 * 1024**2
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(100 * 1024**2, 95 * 1024**2, 5 * 1024**2))
