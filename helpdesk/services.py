@@ -114,9 +114,14 @@ def agent_update(
         if old_avatar and old_avatar != agent.avatar.name:
             storage = agent.avatar.storage
             transaction.on_commit(lambda: storage.delete(old_avatar))
+        audited = {}
         if agent.name != previous_name:
             agent_renamed.send(sender=Agent, agent=agent, previous_name=previous_name, actor=actor)
-            _agent_audit("atendente.atualizado", agent, {"nome": change(previous_name, agent.name)})
+            audited["nome"] = change(previous_name, agent.name)
+        if old_avatar != agent.avatar.name:
+            audited["avatar"] = change(bool(old_avatar), bool(agent.avatar.name))  # whether there is one, not the file
+        if audited:
+            _agent_audit("atendente.atualizado", agent, audited)
     return agent
 
 

@@ -537,7 +537,15 @@ def contact_update(*, contact: Contact, actor: Actor, name=UNCHANGED, email=UNCH
 
 def contact_delete(*, contact: Contact) -> None:
     """A contact without tickets (the ones with tickets are protected): nothing a partner sees changes."""
-    contact.delete()
+    with transaction.atomic(savepoint=False):
+        audit_record(
+            "contato.excluido",
+            organization_id=contact.organization_id,
+            resource_type="contato",
+            resource_id=contact.pk,
+            changes={"nome": change(contact.name, None)},
+        )
+        contact.delete()
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,24 @@ from django.urls import reverse
 from django.utils import timezone
 
 from helpdesk.models import AuditRecord
+from helpdesk.services import agent_update
 from helpdesk.tasks import purge_expired_audit_records
 from integrations.health import webhooks_deactivate_failing
 from integrations.models import Webhook
 from integrations.services import credential_create
 from tests.assertions import assert_success, bearer_client
-from tests.factories import PASSWORD, credential_of, make_agent, make_key, make_ticket, make_webhook, status_of
+from tests.factories import (
+    PASSWORD,
+    credential_of,
+    make_agent,
+    make_key,
+    make_ticket,
+    make_webhook,
+    png_file,
+    status_of,
+)
+from tickets.models import Contact
+from tickets.services import contact_delete
 
 URL = "/api/auditoria"
 BROWSER = "Mozilla/5.0 (auditoria)"
@@ -295,3 +307,20 @@ def test_a_failed_login_for_no_account_is_a_platform_record(organization):
 
     [record] = AuditRecord.objects.all()
     assert (record.organization_id, record.action, record.actor_name) == (None, "login.falhou", "ninguem@example.test")
+
+
+def test_an_agents_new_photo_and_a_deleted_contact_are_recorded(organization, agent):
+    forget_setup()
+    contact = Contact.objects.create(organization=organization, name="Sem tickets", email="sem@example.test")
+    contact_id = str(contact.pk)  # a deleted row forgets its id
+
+    agent_update(agent=agent, avatar=png_file())
+    contact_delete(contact=contact)
+
+    photo = only_record(organization, "atendente.atualizado")
+    assert photo.changes == {"avatar": {"antes": False, "depois": True}}
+    deleted = only_record(organization, "contato.excluido")
+    assert (deleted.resource_id, deleted.changes) == (
+        contact_id,
+        {"nome": {"antes": "Sem tickets", "depois": None}},
+    )
