@@ -48,7 +48,7 @@ def test_the_schema_is_generated_once_per_process_and_format(db, schema_generati
     assert len(schema_generations) == 2  # one a format, not one a request
 
 
-def test_the_schema_is_limited_per_client_address(db, settings):
+def test_the_schema_is_limited_per_client_address(db, settings, frozen_rate_limit_clock):
     settings.SCHEMA_RATE_LIMIT = "2/m"
     client = from_address("198.51.100.7")
 
@@ -63,7 +63,7 @@ def test_the_schema_is_limited_per_client_address(db, settings):
     assert from_address("198.51.100.8").get("/api/schema/").status_code == 200
 
 
-def test_health_is_limited_per_client_address(db, settings):
+def test_health_is_limited_per_client_address(db, settings, frozen_rate_limit_clock):
     settings.HEALTH_RATE_LIMIT = "3/m"
     client = from_address("198.51.100.7")
 
