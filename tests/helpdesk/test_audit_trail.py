@@ -217,6 +217,13 @@ def test_bad_filters_are_a_422(manager, params):
     assert set(response.json()["errors"]) <= set(params) | {"por_pagina"}
 
 
+def test_any_offset_iso_8601_allows_is_taken(manager):
+    """PostgreSQL stores offsets up to 15:59; ISO 8601 and Python take more: the instant is used in UTC."""
+    response = manager.get(URL, {"desde": "0737-11-19T05:39:37-19:41", "ate": "2999-01-01T00:00:00+23:59"})
+
+    assert response.status_code == 200, response.content
+
+
 def test_a_plain_agent_cannot_read_the_trail(organization, agent_client):
     response = agent_client.get(URL)
 
