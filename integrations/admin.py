@@ -18,7 +18,7 @@ from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
-from integrations.api.privacy_views import ExportedDeliveryOut
+from integrations.api.privacy_serializers import ExportedDeliveryOut
 from integrations.events import delivery_resend
 from integrations.exceptions import OrganizationSuspended, WebhookInactive
 from integrations.models import (

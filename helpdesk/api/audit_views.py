@@ -1,82 +1,15 @@
 """GET /api/auditoria: the organization's audit trail, for whoever manages its API (api_publica:gerenciar)."""
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
-
-from helpdesk.api.fields import InstantField, TextField
-from helpdesk.api.pagination import PageQuery, page_payload
+from helpdesk.api.audit_serializers import AuditQuery, AuditRecordOut
+from helpdesk.api.audit_views_docs import audit_docs
+from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import ManagementViewSet
 from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.api.schema import envelope, page_of
-from helpdesk.models import AuditRecord
 from helpdesk.selectors import audit_list
 
-ACTOR_TYPES = [AuditRecord.ACTOR_USER, AuditRecord.ACTOR_CREDENTIAL, AuditRecord.ACTOR_SYSTEM]
 
-
-class AuditQuery(PageQuery):
-    por_pagina = serializers.IntegerField(required=False, default=25, min_value=1, max_value=100)
-    ator_id = TextField(source="actor_id", required=False, max_length=64, help_text="O id do usuário ou da credencial.")
-    recurso_tipo = TextField(
-        source="resource_type",
-        required=False,
-        max_length=32,
-        help_text="ticket, resposta, anexo, contato, credencial, webhook, entrega, atendente, organizacao, usuario.",
-    )
-    recurso_id = TextField(source="resource_id", required=False, max_length=64)
-    acao = TextField(source="action", required=False, max_length=64, help_text="Por exemplo credencial.criada.")
-    desde = InstantField(source="since", required=False, help_text="A partir deste instante (ISO 8601 com fuso).")
-    ate = InstantField(source="until", required=False, help_text="Até este instante, inclusive (ISO 8601 com fuso).")
-
-
-class AuditActorOut(serializers.Serializer):
-    tipo = serializers.ChoiceField(source="actor_type", choices=ACTOR_TYPES)
-    id = serializers.CharField(source="actor_id", allow_null=True)
-    nome = serializers.CharField(source="actor_name")
-
-    def to_representation(self, record):
-        return {"tipo": record.actor_type, "id": record.actor_id or None, "nome": record.actor_name}
-
-
-class AuditOriginOut(serializers.Serializer):
-    ip = serializers.CharField(allow_null=True)
-    user_agent = serializers.CharField(allow_null=True)
-
-    def to_representation(self, record):
-        return {"ip": record.ip or None, "user_agent": record.user_agent or None}
-
-
-class AuditResourceOut(serializers.Serializer):
-    tipo = serializers.CharField(source="resource_type")
-    id = serializers.CharField(source="resource_id", allow_null=True)
-
-    def to_representation(self, record):
-        return {"tipo": record.resource_type, "id": record.resource_id or None}
-
-
-class AuditRecordOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    criado_em = serializers.DateTimeField(source="created_at")
-    acao = serializers.CharField(source="action")
-    ator = AuditActorOut(source="*")
-    origem = AuditOriginOut(source="*", help_text="null em ações do sistema (beat, comandos do operador).")
-    recurso = AuditResourceOut(source="*")
-    alteracoes = serializers.DictField(
-        source="changes", help_text="Campo: {antes, depois}; nunca chaves, tokens, segredos ou senhas."
-    )
-
-
+@audit_docs
 class AuditViewSet(ManagementViewSet):
-    @extend_schema(
-        operation_id="audit_list",
-        tags=["Painel: auditoria"],
-        description=(
-            "Quem fez o quê, de onde, em qualquer porta (API do parceiro, painel, admin, comandos, beat), da mais "
-            "nova à mais antiga. Filtros combinam com E. Guardada por AUDIT_RETENTION_DAYS (365) dias."
-        ),
-        parameters=[AuditQuery],
-        responses={200: envelope("AuditoriaListada", page_of("PaginaAuditoria", AuditRecordOut))},
-    )
     def list(self, request):
         query = AuditQuery.from_request(request)
         page = query.page_of(audit_list(organization=self.organization, **query.filters))

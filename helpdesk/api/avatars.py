@@ -6,12 +6,10 @@ from django.conf import settings
 from django.core import signing
 from django.http import FileResponse
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 
+from helpdesk.api.avatars_docs import avatar_docs
 from helpdesk.api.base import EnvelopeViewSet
-from helpdesk.api.schema import errors
 from helpdesk.exceptions import AccessDenied, NotFound
 from helpdesk.selectors import agent_avatar_for_link
 
@@ -25,6 +23,7 @@ def avatar_url(request, agent_id, avatar_name: str) -> str | None:
     return request.build_absolute_uri(reverse("agent-avatar-detail", kwargs={"token": token}))
 
 
+@avatar_docs
 class AvatarViewSet(EnvelopeViewSet):
     """Serves the file behind a signed avatar URL; the signature is the credential."""
 
@@ -32,26 +31,6 @@ class AvatarViewSet(EnvelopeViewSet):
     permission_classes = [AllowAny]
     lookup_field = "token"
 
-    @extend_schema(
-        operation_id="v1_agents_avatar",
-        tags=["Parceiros v1"],
-        description="A foto de um atendente, pela URL assinada de `avatar_url`: a assinatura é a credencial.",
-        auth=[],
-        responses={
-            (200, "image/*"): OpenApiResponse(OpenApiTypes.BINARY, description="A imagem do avatar."),
-            **errors(
-                403,
-                404,
-                descriptions={
-                    403: "URL de avatar expirada ou com assinatura inválida (campo `assinatura`).",
-                    404: (
-                        "O atendente não tem mais esta foto, foi desativado ou a organização está suspensa "
-                        "(campo `avatar`)."
-                    ),
-                },
-            ),
-        },
-    )
     def retrieve(self, request, token: str):
         try:
             claims = _signer.unsign_object(token, max_age=settings.AVATAR_URL_MAX_AGE)

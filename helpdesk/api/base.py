@@ -74,7 +74,7 @@ class EnvelopeViewMixin:
         return super().handle_exception(exc)
 
 
-# OpenAPI descriptions come from @extend_schema(description=...), never from docstrings (EnvelopeAutoSchema).
+# OpenAPI descriptions come from the docs module beside each view module, never from docstrings (EnvelopeAutoSchema).
 class EnvelopeAPIView(EnvelopeViewMixin, APIView):
     pass
 

@@ -53,7 +53,7 @@ class EnvelopeAutoSchema(AutoSchema):
         return [build_parameter_type(name=name, schema=string, location=OpenApiParameter.PATH) for name in variables]
 
     def get_description(self):
-        # Docstrings of views are for developers; descriptions come from @extend_schema.
+        # Docstrings of views are for developers; descriptions come from the views' docs modules.
         return None
 
     def _get_request_for_media_type(self, serializer, direction="request"):

@@ -9,9 +9,7 @@ from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
 from helpdesk import exceptions as domain
@@ -19,7 +17,7 @@ from helpdesk.api.base import EnvelopeAPIView
 from helpdesk.api.exceptions import database_unavailable, error_payload, internal_error, is_database_outage
 from helpdesk.api.renderers import EnvelopeRenderer
 from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.api.schema import ErrorEnvelope, envelope
+from helpdesk.api.views_docs import health_docs
 from helpdesk.ratelimit import client_address, count_request
 
 logger = logging.getLogger(__name__)
@@ -32,6 +30,7 @@ UNAVAILABLE_PAGE = (
 )
 
 
+@health_docs
 class HealthView(EnvelopeAPIView):
     """Liveness and readiness: the database and the broker must both answer."""
 
@@ -50,25 +49,6 @@ class HealthView(EnvelopeAPIView):
             fail_open=True,
         )
 
-    @extend_schema(
-        operation_id="health",
-        tags=["Operação"],
-        description="Banco de dados e broker respondem: 200; um deles fora do ar: 503 com ele em `errors.field`.",
-        auth=[],
-        responses={
-            200: envelope(
-                "Saude",
-                inline_serializer(
-                    name="SaudeDados",
-                    fields={
-                        "database": serializers.ChoiceField(choices=["ok"]),
-                        "broker": serializers.ChoiceField(choices=["ok"]),
-                    },
-                ),
-            ),
-            503: OpenApiResponse(ErrorEnvelope, description="Serviço indisponível (campo `database` ou `broker`)."),
-        },
-    )
     def get(self, request):
         from config.celery import app
 

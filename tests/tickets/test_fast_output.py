@@ -28,8 +28,8 @@ from tickets.api.output import (
     tickets_public,
 )
 from tickets.api.panel_serializers import PanelReplyOut, PanelTicketOut
-from tickets.api.serializers import ReplyPublicOut, TicketPublicOut, TicketSummaryOut
-from tickets.api.views import AgentOut, agents_public
+from tickets.api.serializers import AgentOut, ReplyPublicOut, TicketPublicOut, TicketSummaryOut
+from tickets.api.views import agents_public
 from tickets.models import Reply, StatusCategory, Ticket
 from tickets.selectors import PANEL_TICKET_COLUMNS, REPLY_COLUMNS, TICKET_COLUMNS
 from tickets.services import RequesterData, reply_edit_as_agent, reply_edit_as_customer, ticket_update

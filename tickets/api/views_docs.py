@@ -1,0 +1,142 @@
+"""OpenAPI documentation of tickets.api.views: the partner API's tickets, replies and agents."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+
+from helpdesk.api.pagination import PageQuery
+from helpdesk.api.schema import envelope, errors, page_of
+from tickets.api.serializers import (
+    LIST_CURSOR_OUT,
+    AgentOut,
+    ReplyIn,
+    ReplyPublicOut,
+    TicketChangesOut,
+    TicketChangesQuery,
+    TicketCreateIn,
+    TicketListQuery,
+    TicketPublicOut,
+)
+
+TAGS = ["Parceiros v1"]
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    OpenApiParameter.HEADER,
+    description=(
+        "Torna a repetição segura: por 24 h, a mesma chave (por credencial) com o mesmo corpo devolve a primeira "
+        "resposta guardada (com `Idempotent-Replayed: true`); com outro corpo, 422 no campo `Idempotency-Key`; "
+        "enquanto a primeira ainda corre, 409."
+    ),
+)
+# Shared by the partner's and the panel's ticket routes (panel_views_docs, attachment_views_docs).
+TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
+
+ticket_docs = extend_schema_view(
+    list=extend_schema(
+        operation_id="v1_tickets_list",
+        tags=TAGS,
+        description=(
+            "Tickets da organização, do mais novo ao mais antigo. `busca` procura, sem diferenciar maiúsculas, "
+            "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro."
+        ),
+        parameters=[TicketListQuery],
+        responses={
+            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut, **LIST_CURSOR_OUT))
+        },
+    ),
+    create=extend_schema(
+        operation_id="v1_tickets_create",
+        tags=TAGS,
+        description=(
+            "Cria um ticket em nome do solicitante, que vira um contato da organização (reaproveitado pelo "
+            "`external_id` do solicitante ou, sem ele, pelo e-mail)."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=TicketCreateIn,
+        responses={
+            201: OpenApiResponse(envelope("TicketCriado", TicketPublicOut), description="Ticket criado."),
+            200: OpenApiResponse(
+                envelope("TicketExistente", TicketPublicOut),
+                description="A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado.",
+            ),
+            **errors(409, descriptions={409: "Requisição com o mesmo Idempotency-Key ainda em andamento."}),
+        },
+    ),
+    changes=extend_schema(
+        operation_id="v1_tickets_changes",
+        tags=TAGS,
+        description=(
+            "Os tickets da organização alterados depois de `desde`, da alteração mais antiga à mais nova, cada um "
+            "exatamente como em GET /api/v1/tickets/{id}, e os excluídos (`excluidos`). Conta como alteração o que "
+            "o parceiro vê: criação, status, prioridade, resolução, uma resposta pública ou a sua edição (uma nota "
+            "interna não). Seguindo `proximo_cursor` até `tem_mais` ser false, nenhum ticket alterado ou excluído "
+            "fica de fora, mesmo com escritas simultâneas; um ticket pode vir mais de uma vez (fica valendo a última "
+            "versão recebida). Depois, continue mais tarde com o mesmo `proximo_cursor`. Um cursor alterado ou de "
+            "outra organização é um 422 no campo `desde`; um cursor mais antigo que a retenção "
+            "(`EVENT_RETENTION_DAYS`, 30 dias) é um 410 no campo `desde`: ressincronize sem `desde`."
+        ),
+        parameters=[TicketChangesQuery],
+        responses={
+            200: envelope("AlteracoesListadas", TicketChangesOut),
+            **errors(410, descriptions={410: "Cursor mais antigo que a retenção (campo `desde`): ressincronize."}),
+        },
+    ),
+    retrieve=extend_schema(
+        operation_id="v1_tickets_retrieve",
+        tags=TAGS,
+        description="Um ticket com as suas respostas públicas (notas internas nunca aparecem).",
+        responses={
+            200: envelope("TicketEncontrado", TicketPublicOut),
+            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
+    ),
+    replies=extend_schema(
+        operation_id="v1_tickets_replies_create",
+        tags=TAGS,
+        description=(
+            "Responde como o cliente (o contato do ticket). Um ticket aguardando o cliente ou resolvido volta a "
+            "aberto; num ticket fechado, 409. Nenhum webhook é disparado."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=ReplyIn,
+        responses={
+            201: envelope("RespostaEnviada", ReplyPublicOut),
+            **errors(
+                404,
+                409,
+                descriptions={
+                    404: TICKET_NOT_FOUND,
+                    409: "Ticket fechado (campo `status`), ou requisição com o mesmo Idempotency-Key em andamento.",
+                },
+            ),
+        },
+    ),
+    reply=extend_schema(
+        operation_id="v1_tickets_replies_update",
+        tags=TAGS,
+        description="Edita uma resposta enviada pela API (por qualquer chave da organização); `editado` passa a true.",
+        request=ReplyIn,
+        responses={
+            200: envelope("RespostaAtualizada", ReplyPublicOut),
+            **errors(
+                403,
+                404,
+                descriptions={
+                    403: "A resposta é de um atendente, não foi enviada pela API (campo `resposta`).",
+                    404: REPLY_NOT_FOUND,
+                },
+            ),
+        },
+    ),
+)
+
+agent_docs = extend_schema_view(
+    list=extend_schema(
+        operation_id="v1_agents_list",
+        tags=TAGS,
+        description="Atendentes ativos da organização, por nome, 10 por página.",
+        parameters=[PageQuery],
+        responses={200: envelope("AtendentesListados", page_of("PaginaAtendente", AgentOut))},
+    ),
+)
