@@ -16,10 +16,11 @@ class LoginForm(AdminAuthenticationForm):
         email, password = self.cleaned_data.get("username"), self.cleaned_data.get("password")
         if email is not None and password:
             # RateLimited goes up to HelpdeskAdminSite.login, which answers the 429 page.
-            self.user_cache = login_authenticate(self.request, email=email, password=password)
+            self.user_cache = login_authenticate(
+                self.request, email=email, password=password, allowed=HelpdeskAdminSite.staff_may_enter
+            )
             if self.user_cache is None:
                 raise self.get_invalid_login_error()
-            self.confirm_login_allowed(self.user_cache)
         return self.cleaned_data
 
 
@@ -30,8 +31,11 @@ class HelpdeskAdminSite(admin.AdminSite):
     index_title = "Atendimento"
 
     def has_permission(self, request) -> bool:
+        return self.staff_may_enter(request.user)
+
+    @staticmethod
+    def staff_may_enter(user) -> bool:
         """Staff work inside one active organization; a staff user without one has no place here."""
-        user = request.user
         if not (user.is_active and user.is_staff):
             return False
         # A suspended organization's staff are kept out like its keys and tokens.

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject, empty
 
 from helpdesk.models import AuditRecord
-from helpdesk.ratelimit import client_address
+from helpdesk.ratelimit import client_ip
 
 _request: ContextVar = ContextVar("audit_request", default=None)
 _system_name: ContextVar[str] = ContextVar("audit_system_name", default="sistema")
@@ -104,7 +104,7 @@ def audit_record(
         actor_type=actor.type,
         actor_id=actor.id,
         actor_name=actor.name[:255],
-        ip=client_address(None, request) if request is not None else "",
+        ip=client_ip(request) if request is not None else "",
         user_agent=request.headers.get("User-Agent", "")[:USER_AGENT_MAX] if request is not None else "",
         resource_type=resource_type,
         resource_id=str(resource_id or ""),

@@ -77,11 +77,10 @@ def panel_permissions(user: User) -> list[str]:
 
 def panel_login(*, email: str, password: str, request=None) -> tuple[User, RefreshToken]:
     """Same answer whether the e-mail exists or not (Django's backend hashes either way)."""
-    user = login_authenticate(request, email=email, password=password)
+    # A suspended organization's password gets the same answer: it is not confirmed.
+    user = login_authenticate(request, email=email, password=password, allowed=organization_is_active)
     if user is None:
         raise InvalidCredentials()
-    if not organization_is_active(user):
-        raise InvalidCredentials()  # the same answer: a suspended organization's password is not confirmed
     return user, RefreshToken.for_user(user)
 
 

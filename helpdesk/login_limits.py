@@ -14,6 +14,7 @@ Addresses are `client_address`'s: the trusted proxy's header, IPv6 per /64.
 import contextlib
 import hashlib
 import unicodedata
+from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth import authenticate
@@ -41,14 +42,17 @@ def login_address_count(request) -> None:
     )
 
 
-def login_authenticate(request, *, email: str, password: str) -> User | None:
-    """The active user whose e-mail and password these are, or None (a failure of the account from this
-    address). RateLimited before the password is looked at when this address has used up its budget for
-    the account; the same whether the account exists or not, so the refusal tells nothing about it."""
+def login_authenticate(
+    request, *, email: str, password: str, allowed: Callable[[User], bool] = lambda user: True
+) -> User | None:
+    """The active user whose e-mail and password these are and whom the door `allowed` lets in, or None (a
+    failure of the account from this address, and so recorded). RateLimited before the password is looked
+    at when this address has used up its budget for the account; the same whether the account exists or
+    not, so the refusal tells nothing about it."""
     attempt = _Attempt(request, email)
     attempt.check()
     user = authenticate(request, email=email.strip(), password=password)
-    if user is None or not user.is_active:
+    if user is None or not user.is_active or not allowed(user):
         attempt.failed()
         _login_audit("login.falhou", request, email, user or User.objects.filter(email__iexact=email.strip()).first())
         return None

@@ -133,9 +133,12 @@ def credential_authorize(*, credential: ApiCredential, scope: str | None, addres
 
 
 def credential_limit_check(*, organization: Organization) -> None:
-    """Active keys are capped (revoked ones stay for audit and do not count)."""
+    """Active keys are capped (revoked and expired ones stay for audit and do not count)."""
     limit = settings.API_KEYS_PER_ORGANIZATION
-    if ApiCredential.objects.filter(organization=organization, is_active=True).count() >= limit:
+    usable = ApiCredential.objects.filter(organization=organization, is_active=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+    )
+    if usable.count() >= limit:
         raise ValidationFailed(
             {"credencial": [f"Limite de {limit} credenciais ativas por organização atingido. Revogue uma antes."]}
         )
@@ -144,18 +147,26 @@ def credential_limit_check(*, organization: Organization) -> None:
 def credential_revoke(*, credential: ApiCredential) -> ApiCredential:
     """Idempotent; the row stays for audit. Keys are looked up in the database on
     every request, so the key fails on the very next request on every worker."""
-    if credential.is_active:
+    if not credential.is_active:
+        return credential
+    revoked_at = timezone.now()
+    with transaction.atomic():
+        # Conditional: of two revocations at once, one revokes (and is recorded), the other finds it done.
+        revoked = ApiCredential.objects.filter(pk=credential.pk, is_active=True).update(
+            is_active=False, revoked_at=revoked_at
+        )
         credential.is_active = False
-        credential.revoked_at = timezone.now()
-        with transaction.atomic():
-            credential.save(update_fields=["is_active", "revoked_at"])
-            audit_record(
-                "credencial.revogada",
-                organization_id=credential.organization_id,
-                resource_type="credencial",
-                resource_id=credential.pk,
-                changes={"ativa": change(True, False)},
-            )
+        if not revoked:
+            credential.refresh_from_db(fields=["revoked_at"])
+            return credential
+        credential.revoked_at = revoked_at
+        audit_record(
+            "credencial.revogada",
+            organization_id=credential.organization_id,
+            resource_type="credencial",
+            resource_id=credential.pk,
+            changes={"ativa": change(True, False)},
+        )
     return credential
 
 

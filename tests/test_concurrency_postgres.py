@@ -10,8 +10,11 @@ import time
 import pytest
 from django.db import connection, connections, transaction
 
+from helpdesk.models import AuditRecord
+from integrations.models import ApiCredential
+from integrations.services import credential_revoke
 from tests.assertions import bearer_client
-from tests.factories import make_agent, make_key, make_organization, make_ticket, status_of
+from tests.factories import credential_of, make_agent, make_key, make_organization, make_ticket, status_of
 from tickets.models import Contact, Reply, Ticket
 from tickets.services import reply_create_by_agent, ticket_update
 
@@ -183,3 +186,26 @@ def test_an_agent_reply_that_waited_for_a_status_change_still_finds_its_ticket(o
 
     assert isinstance(reply, Reply), reply
     assert Ticket.objects.get(pk=ticket.pk).status.category == "em_andamento"
+
+
+def test_parallel_revocations_of_one_key_revoke_it_once_and_record_it_once(org_and_key):
+    organization, key = org_and_key
+    credential = credential_of(key)
+    barrier = threading.Barrier(THREADS)
+
+    def revoke() -> None:
+        try:
+            stale = ApiCredential.objects.get(pk=credential.pk)  # each request reads the key as active
+            barrier.wait(timeout=30)
+            credential_revoke(credential=stale)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=revoke) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert AuditRecord.objects.filter(action="credencial.revogada", resource_id=str(credential.pk)).count() == 1
+    assert not ApiCredential.objects.get(pk=credential.pk).is_active

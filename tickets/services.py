@@ -652,13 +652,16 @@ def status_create(*, organization_id, name: str, category: str, color: str, posi
             position=position,
         )
         _status_audit(
-            "status.criado", status, {field: change(None, getattr(status, field)) for field in STATUS_AUDITED}
+            "status.criado",
+            status,
+            {STATUS_AUDITED[field]: change(None, getattr(status, field)) for field in STATUS_AUDITED},
         )
     status_cache_forget(organization_id)
     return status
 
 
-STATUS_AUDITED = ("name", "category", "color", "position")
+# A status's fields as the audit trail names them (in the API's language, as every other record).
+STATUS_AUDITED = {"name": "nome", "category": "categoria", "color": "cor", "position": "posicao"}
 
 
 def _status_audit(action: str, status: TicketStatus, changes: dict) -> None:
@@ -673,7 +676,7 @@ def status_update(*, status: TicketStatus, name: str, category: str, color: str,
     values = {"name": name.strip(), "category": category, "color": color.upper(), "position": position}
     with transaction.atomic(savepoint=False):
         changed = [field for field, value in values.items() if getattr(status, field) != value]
-        audited = {field: change(getattr(status, field), values[field]) for field in changed}
+        audited = {STATUS_AUDITED[field]: change(getattr(status, field), values[field]) for field in changed}
         for field in changed:
             setattr(status, field, values[field])
         if changed:
@@ -689,7 +692,7 @@ def status_delete(*, status: TicketStatus) -> None:
     """Only a status no ticket has (the admin refuses the others before asking)."""
     organization_id = status.organization_id
     with transaction.atomic(savepoint=False):
-        _status_audit("status.excluido", status, {"name": change(status.name, None)})
+        _status_audit("status.excluido", status, {STATUS_AUDITED["name"]: change(status.name, None)})
         status.delete()
     status_cache_forget(organization_id)
 

@@ -63,7 +63,10 @@ class PartnerViewSet(EnvelopeViewSet):
                 policy="sem-credencial",
             )
             raise
-        credential_authorize(credential=request.auth, scope=self.scopes.get(self.action), address=client_ip(request))
+        if self.action is not None:  # None: a method the route does not serve, answered 405 by the handler
+            credential_authorize(
+                credential=request.auth, scope=self.scopes.get(self.action), address=client_ip(request)
+            )
         self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
         if request.method == "POST" and key is not None:

@@ -72,6 +72,7 @@ class CredentialCreateIn(serializers.Serializer):
         required=False,
         allow_empty=False,
         min_length=1,
+        max_length=len(Scope.values),
         help_text=f"Escopos da chave, entre {', '.join(Scope.values)}; omitido: todos.",
     )
     expira_em = InstantField(

@@ -110,5 +110,5 @@ def test_status_writes_in_the_admin_are_in_the_audit_trail(staff, organization, 
     records = AuditRecord.objects.filter(organization=organization, resource_type="status", actor_id=str(admin.pk))
     by_action = {record.action: record for record in records}
     assert set(by_action) == {"status.criado", "status.atualizado"}
-    assert by_action["status.criado"].changes["name"] == {"antes": None, "depois": "Em análise"}
-    assert by_action["status.atualizado"].changes == {"color": {"antes": waiting.color, "depois": "#000000"}}
+    assert by_action["status.criado"].changes["nome"] == {"antes": None, "depois": "Em análise"}
+    assert by_action["status.atualizado"].changes == {"cor": {"antes": waiting.color, "depois": "#000000"}}

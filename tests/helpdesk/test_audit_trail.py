@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from helpdesk.models import AuditRecord
-from helpdesk.services import agent_update
+from helpdesk.models import AuditRecord, User
+from helpdesk.services import agent_update, organization_set_active
 from helpdesk.tasks import purge_expired_audit_records
 from integrations.health import webhooks_deactivate_failing
 from integrations.models import Webhook
@@ -63,6 +63,14 @@ def test_a_partner_write_is_recorded_with_its_key_address_and_user_agent(organiz
     assert (record.ip, record.user_agent) == ("10.1.2.3", "ERP/2.1")
     assert (record.resource_type, record.resource_id) == ("ticket", response.json()["data"]["id"])
     assert record.changes["numero"] == {"antes": None, "depois": 1}
+
+
+def test_an_ipv6_client_is_recorded_by_its_own_address_not_its_rate_limit_network(organization, api_key):
+    body = {"assunto": "Pedido", "descricao": "Atrasado", "solicitante": {"nome": "Cliente"}}
+
+    bearer_client(api_key).post("/api/v1/tickets", body, format="json", REMOTE_ADDR="2001:db8:1:2::7")
+
+    assert only_record(organization, "ticket.criado").ip == "2001:db8:1:2::7"
 
 
 def test_a_panel_write_is_recorded_with_its_user_and_what_changed(organization, agent, agent_client):
@@ -305,6 +313,33 @@ def test_logins_through_both_doors_and_a_logout_are_recorded(organization, admin
     ]
     assert {(r.actor_type, r.actor_id, r.resource_id) for r in records} == {("usuario", str(admin.pk), str(admin.pk))}
     assert records[0].user_agent == BROWSER
+
+
+def test_a_right_password_the_door_refuses_is_recorded_as_a_failed_login(organization, admin):
+    """A suspended organization's admin (both doors) and a user who is not staff (the admin door) get
+    the invalid-login answer: the trail says so, not a success."""
+    clerk = User.objects.create_user(email="clerk@example.test", password=PASSWORD, organization=organization)
+    organization_set_active(organization=organization, is_active=False)
+    forget_setup()
+
+    api = Client().post("/api/auth/login", {"email": admin.email, "senha": PASSWORD}, content_type="application/json")
+    admin_door = Client()
+    admin_door.post(reverse("admin:login"), {"username": admin.email, "password": PASSWORD})
+
+    assert api.status_code == 401 and "_auth_user_id" not in admin_door.session
+    assert logins() == [("login.falhou", str(admin.pk))] * 2
+
+    organization_set_active(organization=organization, is_active=True)
+    forget_setup()
+    admin_door.post(reverse("admin:login"), {"username": clerk.email, "password": PASSWORD})
+
+    assert "_auth_user_id" not in admin_door.session
+    assert logins() == [("login.falhou", str(clerk.pk))]
+
+
+def logins() -> list[tuple[str, str]]:
+    records = AuditRecord.objects.filter(action__startswith="login.").order_by("created_at")
+    return [(record.action, record.actor_id) for record in records]
 
 
 def test_a_failed_login_for_no_account_is_a_platform_record(organization):

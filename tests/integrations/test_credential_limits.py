@@ -1,10 +1,12 @@
 """API keys per organization are capped, and requests without a valid key are limited per address."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from integrations.models import ApiCredential
@@ -31,6 +33,14 @@ def test_revoked_keys_do_not_count_against_the_cap(manager, organization, two_ke
     first, _ = credential_create(organization=organization, name="Um")
     credential_create(organization=organization, name="Dois")
     credential_revoke(credential=first)
+
+    assert manager.post("/api/api-keys", {"nome": "Três"}, format="json").status_code == 201
+
+
+def test_expired_keys_do_not_count_against_the_cap(manager, organization, two_keys_at_most):
+    first, _ = credential_create(organization=organization, name="Um", expires_at=timezone.now() + timedelta(hours=1))
+    credential_create(organization=organization, name="Dois")
+    ApiCredential.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
     assert manager.post("/api/api-keys", {"nome": "Três"}, format="json").status_code == 201
 

@@ -67,6 +67,7 @@ def test_a_key_without_restrictions_shows_nulls_and_may_do_everything(manager):
         ({"escopos": ["tickets:ler", "tickets:apagar"]}, "escopos"),
         ({"escopos": []}, "escopos"),
         ({"escopos": "tickets:ler"}, "escopos"),
+        ({"escopos": ["tickets:ler"] * 8}, "escopos"),  # more names than the catalogue has
         ({"expira_em": "2001-01-01T00:00:00Z"}, "expira_em"),
         ({"expira_em": "2999-01-01T00:00:00"}, "expira_em"),  # no offset: ambiguous
         ({"expira_em": "amanhã"}, "expira_em"),
@@ -103,6 +104,14 @@ def test_a_read_only_key_reads_but_cannot_create_a_ticket(organization):
     assert_error(response, 403, "Acesso negado.", "escopo")
     assert "tickets:escrever" in response.json()["errors"]["message"]
     assert organization.tickets.count() == 1
+
+
+def test_a_scoped_key_gets_the_405_of_a_method_the_route_does_not_serve(organization):
+    key = bearer_client(credential_create(organization=organization, name="BI", scopes=[Scope.TICKETS_READ])[1])
+
+    response = key.delete(TICKETS)
+
+    assert_error(response, 405, "Método não permitido.", "method")
 
 
 def test_an_expired_key_is_refused_like_a_revoked_one(organization):
