@@ -85,6 +85,61 @@ def task_finished(task_id=None, **kwargs) -> None:
             _system_name.reset(token)
 
 
+# The stable names a record may carry (docs/decisions.md lists them); `GET /api/auditoria` filters by
+# them and refuses any other, and recording an action missing here is a programming error.
+AUDIT_ACTIONS = (
+    "ticket.criado",
+    "ticket.status_alterado",
+    "ticket.prioridade_alterada",
+    "ticket.atribuido",
+    "ticket.excluido",
+    "resposta.publicada",
+    "resposta.editada",
+    "nota.adicionada",
+    "nota.editada",
+    "anexo.adicionado",
+    "contato.atualizado",
+    "contato.excluido",
+    "contato.exportado",
+    "contato.anonimizado",
+    "credencial.criada",
+    "credencial.revogada",
+    "webhook.criado",
+    "webhook.atualizado",
+    "webhook.segredo_regenerado",
+    "webhook.removido",
+    "webhook.desativado",
+    "webhook.teste_enviado",
+    "entrega.reenviada",
+    "atendente.criado",
+    "atendente.atualizado",
+    "atendente.ativado",
+    "atendente.desativado",
+    "organizacao.criada",
+    "organizacao.suspensa",
+    "organizacao.reativada",
+    "status.criado",
+    "status.atualizado",
+    "status.excluido",
+    "login.sucesso",
+    "login.falhou",
+    "logout",
+)
+AUDIT_RESOURCE_TYPES = (
+    "ticket",
+    "resposta",
+    "anexo",
+    "contato",
+    "credencial",
+    "webhook",
+    "entrega",
+    "atendente",
+    "organizacao",
+    "status",
+    "usuario",
+)
+
+
 def audit_record(
     action: str,
     *,
@@ -95,6 +150,8 @@ def audit_record(
     actor: AuditActor | None = None,
 ) -> AuditRecord:
     """One record; `actor` only when the request's caller is not the one acting (a login names its user)."""
+    if action not in AUDIT_ACTIONS or resource_type not in AUDIT_RESOURCE_TYPES:
+        raise ValueError(f"audit: {action!r} on {resource_type!r} is not in the catalogue (AUDIT_ACTIONS)")
     request = _request.get()
     actor = actor or _actor_of(request)
     return AuditRecord.objects.create(

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from helpdesk.api.fields import InstantField, TextField
 from helpdesk.api.pagination import PageQuery
+from helpdesk.audit import AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES
 from helpdesk.models import AuditRecord
 
 ACTOR_TYPES = [AuditRecord.ACTOR_USER, AuditRecord.ACTOR_CREDENTIAL, AuditRecord.ACTOR_SYSTEM]
@@ -12,14 +13,9 @@ ACTOR_TYPES = [AuditRecord.ACTOR_USER, AuditRecord.ACTOR_CREDENTIAL, AuditRecord
 class AuditQuery(PageQuery):
     por_pagina = serializers.IntegerField(required=False, default=25, min_value=1, max_value=100)
     ator_id = TextField(source="actor_id", required=False, max_length=64, help_text="O id do usuário ou da credencial.")
-    recurso_tipo = TextField(
-        source="resource_type",
-        required=False,
-        max_length=32,
-        help_text="ticket, resposta, anexo, contato, credencial, webhook, entrega, atendente, organizacao, usuario.",
-    )
+    recurso_tipo = serializers.ChoiceField(source="resource_type", required=False, choices=AUDIT_RESOURCE_TYPES)
     recurso_id = TextField(source="resource_id", required=False, max_length=64)
-    acao = TextField(source="action", required=False, max_length=64, help_text="Por exemplo credencial.criada.")
+    acao = serializers.ChoiceField(source="action", required=False, choices=AUDIT_ACTIONS)
     desde = InstantField(source="since", required=False, help_text="A partir deste instante (ISO 8601 com fuso).")
     ate = InstantField(source="until", required=False, help_text="Até este instante, inclusive (ISO 8601 com fuso).")
 
@@ -54,7 +50,9 @@ class AuditRecordOut(serializers.Serializer):
     criado_em = serializers.DateTimeField(source="created_at")
     acao = serializers.CharField(source="action")
     ator = AuditActorOut(source="*")
-    origem = AuditOriginOut(source="*", help_text="null em ações do sistema (beat, comandos do operador).")
+    origem = AuditOriginOut(
+        source="*", help_text="ip e user_agent null em ações do sistema (beat, comandos do operador)."
+    )
     recurso = AuditResourceOut(source="*")
     alteracoes = serializers.DictField(
         source="changes", help_text="Campo: {antes, depois}; nunca chaves, tokens, segredos ou senhas."

@@ -5,6 +5,7 @@ import io
 import json
 import logging
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -12,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from helpdesk.audit import AUDIT_ACTIONS
 from helpdesk.models import AuditRecord, User
 from helpdesk.services import agent_update, organization_set_active
 from helpdesk.tasks import purge_expired_audit_records
@@ -217,12 +219,28 @@ def test_the_list_filters_by_actor_resource_action_and_time(manager, organizatio
     assert ids(ate=since) == ["ticket.criado"]
 
 
-@pytest.mark.parametrize("params", [{"desde": "ontem"}, {"ate": "2026-01-01T00:00:00"}, {"por_pagina": "0"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"desde": "ontem"},
+        {"ate": "2026-01-01T00:00:00"},
+        {"por_pagina": "0"},
+        {"acao": "credencial.apagada"},
+        {"recurso_tipo": "fatura"},
+    ],
+)
 def test_bad_filters_are_a_422(manager, params):
     response = manager.get(URL, params)
 
     assert response.status_code == 422
     assert set(response.json()["errors"]) <= set(params) | {"por_pagina"}
+    assert set(params) & set(response.json()["errors"])
+
+
+def test_every_action_the_trail_records_is_in_its_documented_catalogue():
+    documented = (Path(__file__).parents[2] / "docs" / "decisions.md").read_text()
+
+    assert [action for action in AUDIT_ACTIONS if f"`{action}`" not in documented] == []
 
 
 def test_any_offset_iso_8601_allows_is_taken(manager):
