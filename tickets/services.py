@@ -597,9 +597,10 @@ def contact_anonymize(*, contact: Contact, actor: Actor) -> Contact:
         # The tickets' rows first, then the files' (whose deletion takes the organization's attachment usage
         # row): every writer locks a ticket before that row, so an upload to one of these never deadlocks.
         tickets_touch(tickets=tickets)
-        # The rows go now, their files once this commits (tickets.lifecycle).
-        Attachment.objects.filter(ticket__requester=contact, sender=AttachmentSender.PARTNER).delete()
         signals.contact_anonymized.send(sender=Contact, contact=contact, previous=previous, tickets=refs, actor=actor)
+        # Last, so the organization's uploads wait on the usage row only for this delete, not for the
+        # listeners' scans. The rows go now, their files once this commits (tickets.lifecycle).
+        Attachment.objects.filter(ticket__requester=contact, sender=AttachmentSender.PARTNER).delete()
     return contact
 
 
