@@ -40,16 +40,15 @@ from bench.stack import (
     PostgreSQL,
     Supervisor,
     ensure_packages,
-    free_port,
     http_status,
     log,
-    port_open,
     procfile,
     reference_web_command,
     start_redis,
     wait_until,
 )
 from bench.webhooks import Receiver, burst, steady
+from tools.ports import free_port, port_open
 
 ROLES = {
     "admin": "bench_admin",  # migrations, seeding, the bench's own queries

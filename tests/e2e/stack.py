@@ -27,15 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from tools.ports import free_port, port_open
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ADMIN_PASSWORD = "e2e-Senha-forte-123"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1, message: str = "condition"):
@@ -342,7 +338,7 @@ class Stack:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for(lambda: _port_open(self._redis_port), timeout=10, message="redis-server")
+        wait_for(lambda: port_open(self._redis_port), timeout=10, message="redis-server")
 
     def stop_redis(self) -> None:
         if self._redis_port is not None and self._redis.poll() is None:
@@ -592,8 +588,3 @@ class DatabaseProxy:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
                 sock.close()
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0

@@ -9,7 +9,8 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.stack import VENV_BIN, Stack, free_port, wait_for
+from tests.e2e.stack import VENV_BIN, Stack, wait_for
+from tools.ports import free_port
 
 TOKEN = "e2e-metrics-token-0123456789abcdef"
 RECYCLE_AFTER = 8  # requests a gunicorn process serves before it exits and is replaced

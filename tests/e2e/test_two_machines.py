@@ -27,7 +27,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.shipped import NOT_INHERITED, procfile_command
-from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, free_port, wait_for
+from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, wait_for
+from tools.ports import free_port
 
 TOKEN = "two-machines-metrics-token-0123456789abcdef"
 RATE_LIMIT = 60

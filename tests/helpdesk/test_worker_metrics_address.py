@@ -9,12 +9,7 @@ from django.core import checks
 
 from helpdesk.metrics import worker
 from tests.metrics import TOKEN
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tools.ports import free_port
 
 
 def listening_addresses(port: int) -> set[str]:

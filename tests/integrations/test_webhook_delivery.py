@@ -29,6 +29,7 @@ from integrations.models import (
 )
 from integrations.services import webhook_delete, webhook_update
 from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
+from tools.ports import free_port
 
 URL = "http://127.0.0.1:9/helpdesk"
 STEP_SECONDS = 0.25  # what each fake POST "takes", exact in binary floating point
@@ -426,9 +427,7 @@ def requests_failure(url: str) -> requests.RequestException:
 
 @pytest.fixture
 def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_port()
 
 
 @pytest.fixture
