@@ -253,16 +253,6 @@ def start_redis(supervisor: Supervisor) -> int:
 # --- the Procfile -------------------------------------------------------------
 
 
-def procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    entries = {}
-    for line in lines:
-        name, separator, command = line.partition(":")
-        if separator and not line.lstrip().startswith("#") and command.strip():
-            entries[name.strip()] = command.strip()
-    return entries
-
-
 _PRODUCT_WSGI = re.compile(r"(?<![\w.])config\.wsgi(?::application)?(?![\w.:])")
 
 
