@@ -380,8 +380,13 @@ def test_410_fails_the_delivery_deactivates_the_webhook_and_cancels_its_pending_
     assert attempts_of(sibling) == []
 
 
-def test_timeout_is_recorded_without_a_status_code(delivery, http):
-    http.respond(requests.Timeout("read timed out"))
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [(requests.Timeout("read timed out"), "timeout"), (requests.ConnectionError("conexão recusada"), "conexao")],
+    ids=["timeout", "connection-error"],
+)
+def test_a_timeout_or_connection_error_is_recorded_without_a_status_code(delivery, http, failure, error):
+    http.respond(failure)
 
     attempt(delivery)
 
@@ -392,26 +397,7 @@ def test_timeout_is_recorded_without_a_status_code(delivery, http):
             "number": 1,
             "status_code": None,
             "duration_ms": 250,
-            "error": "timeout",
-            "response_excerpt": "",
-            "succeeded": False,
-        }
-    ]
-
-
-def test_connection_error_is_recorded_without_a_status_code(delivery, http):
-    http.respond(requests.ConnectionError("conexão recusada"))
-
-    attempt(delivery)
-
-    row = stored(delivery)
-    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
-    assert attempts_of(delivery) == [
-        {
-            "number": 1,
-            "status_code": None,
-            "duration_ms": 250,
-            "error": "conexao",
+            "error": error,
             "response_excerpt": "",
             "succeeded": False,
         }
