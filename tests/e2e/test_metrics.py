@@ -7,8 +7,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.e2e.scrape import scrape, total
 from tests.e2e.stack import VENV_BIN, Stack, wait_for
 from tools.ports import free_port
 
@@ -100,21 +100,6 @@ def status_of(port: int, path: str, headers=None) -> int | None:
         return None
 
 
-def scrape(port: int) -> dict[tuple, float]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, *(value for _, value in sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def total(scrapes, key) -> float:
-    return sum(samples.get(key, 0.0) for samples in scrapes)
-
-
 def test_requests_add_up_across_two_servers_and_every_process_each_ran(metrics_stack):
     ticket = metrics_stack.create_ticket()
     path = f"/api/v1/tickets/{ticket['id']}"
@@ -125,7 +110,7 @@ def test_requests_add_up_across_two_servers_and_every_process_each_ran(metrics_s
         for _ in range(count):
             assert status_of(metrics_stack.web_ports[name], path, auth) == 200
 
-    scrapes = {name: scrape(port) for name, port in metrics_stack.web_ports.items()}
+    scrapes = {name: scrape(port, TOKEN) for name, port in metrics_stack.web_ports.items()}
     route = ("GET", "/api/v1/tickets/{id}")
     for name, count in sent.items():
         assert scrapes[name][("helpdesk_http_requests_total", *route, "200")] == count
@@ -146,13 +131,13 @@ def test_deliveries_add_up_across_two_workers_and_each_post_is_one_attempt(metri
 
     wait_for(lambda: len({r.headers["X-Service-Delivery"] for r in receiver.at(hook)}) == 12, timeout=60)
     workers = list(metrics_stack.worker_ports.values())
-    wait_for(lambda: total([scrape(port) for port in workers], SUCCESS) == 12, timeout=30, message="12 attempts")
-    scrapes = [scrape(port) for port in workers]
+    wait_for(lambda: total([scrape(port, TOKEN) for port in workers], SUCCESS) == 12, timeout=30, message="12 attempts")
+    scrapes = [scrape(port, TOKEN) for port in workers]
     attempts = sum(value for samples in scrapes for key, value in samples.items() if key[0] == SUCCESS[0])
     assert total(scrapes, SUCCESS) == 12
     assert attempts == len(receiver.at(hook))  # nothing else was sent, nothing counted twice
     for port in metrics_stack.web_ports.values():
-        web = scrape(port)
+        web = scrape(port, TOKEN)
         assert not [key for key in web if key[0] == SUCCESS[0]]  # a worker's counts are only on its own port
         assert web[("helpdesk_webhook_deliveries_pending", "pendente")] == 0
         assert web[("helpdesk_webhook_queue_lag_seconds",)] == 0
