@@ -249,25 +249,31 @@ class Stack:
             self.start_web()
 
     def start_worker(self) -> None:
-        self._spawn(
+        self._spawn("worker", self._worker_command("--concurrency", "2"))
+        self._wait_until_ready("worker")
+
+    def _worker_command(self, *options: str) -> list[str]:
+        """A Celery worker that takes one task at a time; without gossip, mingle and heartbeat it starts
+        at once and sends nothing to other workers."""
+        return [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "config",
             "worker",
-            [
-                str(VENV_BIN / "celery"),
-                "-A",
-                "config",
-                "worker",
-                "--concurrency",
-                "2",
-                "--prefetch-multiplier",
-                "1",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
+            *options,
+            "--prefetch-multiplier",
+            "1",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+
+    def _wait_until_ready(self, worker: str, timeout: float = 30) -> None:
+        wait_for(
+            lambda: b"ready." in (self.logs / f"{worker}.log").read_bytes(), timeout=timeout, message=f"{worker} ready"
         )
-        wait_for(lambda: b"ready." in (self.logs / "worker.log").read_bytes(), timeout=30, message="the worker")
 
     def start_beat(self) -> None:
         self._spawn(

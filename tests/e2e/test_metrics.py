@@ -53,30 +53,11 @@ class MetricsStack(Stack):
             shared = self.env
             self.env = {**shared, "WORKER_METRICS_PORT": str(port)}
             try:
-                self._spawn(
-                    name,
-                    [
-                        str(VENV_BIN / "celery"),
-                        "-A",
-                        "config",
-                        "worker",
-                        "--hostname",
-                        f"{name}@%h",
-                        "--concurrency",
-                        "2",
-                        "--prefetch-multiplier",
-                        "1",
-                        "--loglevel",
-                        "INFO",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "--without-heartbeat",
-                    ],
-                )
+                self._spawn(name, self._worker_command("--hostname", f"{name}@%h", "--concurrency", "2"))
             finally:
                 self.env = shared
         for name in self.worker_ports:
-            wait_for(lambda name=name: b"ready." in (self.logs / f"{name}.log").read_bytes(), timeout=60, message=name)
+            self._wait_until_ready(name, timeout=60)
 
     def server_directory(self, name: str):
         return self.data_dir / "metrics" / f"web-{self.processes[name].pid}"
