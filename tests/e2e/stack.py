@@ -416,6 +416,22 @@ class Stack:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
+    def timed(self, method: str, path: str, body=None, credential: str | None = None):
+        """(status, headers, json, seconds) of one request, however it ends: for the database fault tests,
+        which time every answer."""
+        headers = {"Content-Type": "application/json"}
+        if credential:
+            headers["Authorization"] = f"Bearer {credential}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, headers, raw = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:
+            status, headers, raw = error.code, error.headers, error.read()
+        return status, headers, json.loads(raw), time.monotonic() - started
+
     def login(self) -> str:
         status, body = self.request("POST", "/api/auth/login", {"email": "admin@e2e.test", "senha": ADMIN_PASSWORD})
         assert status == 200, body
