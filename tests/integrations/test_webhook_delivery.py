@@ -382,10 +382,14 @@ def test_410_fails_the_delivery_deactivates_the_webhook_and_cancels_its_pending_
 
 @pytest.mark.parametrize(
     ("failure", "error"),
-    [(requests.Timeout("read timed out"), "timeout"), (requests.ConnectionError("conexão recusada"), "conexao")],
-    ids=["timeout", "connection-error"],
+    [
+        (requests.Timeout("read timed out"), "timeout"),
+        (requests.ConnectionError("conexão recusada"), "conexao"),
+        (InvalidIPAddress("10.0.0.5"), "endereco_bloqueado"),
+    ],
+    ids=["timeout", "connection-error", "refused-address"],
 )
-def test_a_timeout_or_connection_error_is_recorded_without_a_status_code(delivery, http, failure, error):
+def test_an_attempt_without_an_answer_is_recorded_without_a_status_code(delivery, http, failure, error):
     http.respond(failure)
 
     attempt(delivery)
@@ -469,25 +473,6 @@ def test_a_failure_is_recorded_and_listed_as_its_class_never_its_text(
     assert listed.status_code == 200
     assert listed.json()["data"]["data"][0]["historico"][0]["erro"] == recorded
     assert hidden not in listed.content.decode()
-
-
-def test_a_refused_address_is_recorded_as_a_failed_attempt(delivery, http):
-    http.respond(InvalidIPAddress("10.0.0.5"))
-
-    attempt(delivery)
-
-    row = stored(delivery)
-    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
-    assert attempts_of(delivery) == [
-        {
-            "number": 1,
-            "status_code": None,
-            "duration_ms": 250,
-            "error": "endereco_bloqueado",
-            "response_excerpt": "",
-            "succeeded": False,
-        }
-    ]
 
 
 def test_the_url_is_checked_again_at_delivery_time(organization, http, monkeypatch, settings):
