@@ -165,7 +165,7 @@ class Reader(threading.Thread):
                     if self.stop.is_set():
                         return
                     time.sleep(0.005)
-        except Exception as error:  # noqa: BLE001 - reported by the test
+        except Exception as error:  # reported by the test
             self.error = repr(error)
         finally:
             connections.close_all()
