@@ -40,16 +40,15 @@ from bench.stack import (
     PostgreSQL,
     Supervisor,
     ensure_packages,
-    free_port,
     http_status,
     log,
-    port_open,
-    procfile,
     reference_web_command,
     start_redis,
     wait_until,
 )
 from bench.webhooks import Receiver, burst, steady
+from config.runner import read_procfile
+from tools.ports import free_port, port_open
 
 ROLES = {
     "admin": "bench_admin",  # migrations, seeding, the bench's own queries
@@ -96,7 +95,8 @@ class Bench:
         self.workdir = supervisor.workdir
         self.secret_key = secrets.token_urlsafe(50)
         self.jwt_key = secrets.token_urlsafe(50)
-        self.procfile = procfile()
+        # Read as `make run` reads it.
+        self.procfile = read_procfile(ROOT / "Procfile")
         for name in ("web", "worker"):
             if name not in self.procfile:
                 raise RuntimeError(f"the Procfile has no {name}: line")

@@ -12,13 +12,14 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tools.ports import free_port, port_open
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -28,17 +29,6 @@ IS_ROOT = os.geteuid() == 0
 
 def log(message: str) -> None:
     print(f"[{time.monotonic() - STARTED:6.1f}s] {message}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def wait_until(predicate, *, timeout: float, what: str, interval: float = 0.1, alive=None):
@@ -261,16 +251,6 @@ def start_redis(supervisor: Supervisor) -> int:
 
 
 # --- the Procfile -------------------------------------------------------------
-
-
-def procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    entries = {}
-    for line in lines:
-        name, separator, command = line.partition(":")
-        if separator and not line.lstrip().startswith("#") and command.strip():
-            entries[name.strip()] = command.strip()
-    return entries
 
 
 _PRODUCT_WSGI = re.compile(r"(?<![\w.])config\.wsgi(?::application)?(?![\w.:])")

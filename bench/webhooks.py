@@ -20,7 +20,7 @@ class Receiver:
         self.url = f"http://127.0.0.1:{port}/hook"
 
     def _get(self, path: str):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=30) as response:  # noqa: S310
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=30) as response:
             return json.loads(response.read())
 
     def count(self) -> int:

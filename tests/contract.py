@@ -67,3 +67,5 @@ def error_envelope(status: int, message: str, field: str, detail: str) -> dict:
 NOT_AUTHENTICATED = error_envelope(401, "Não autenticado.", "api_key", "Credencial ausente, inválida ou revogada.")
 TICKET_NOT_FOUND = error_envelope(404, "Ticket não encontrado.", "id", "Ticket inexistente nesta organização.")
 REPLY_NOT_FOUND = error_envelope(404, "Resposta não encontrada.", "resposta", "Resposta inexistente neste ticket.")
+# Every route, while the database is down or does not answer.
+DATABASE_DOWN = error_envelope(503, "Serviço indisponível.", "database", "database indisponível.")

@@ -11,7 +11,6 @@ CI runs these on PostgreSQL (REQUIRE_POSTGRES makes a missing server a failure, 
 """
 
 import json
-import random
 import threading
 import time
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from helpdesk.actors import Actor
 from integrations.models import EventKind, WebhookEvent
 from tests.assertions import bearer_client
 from tests.factories import make_agent, make_agent_reply, make_key, make_organization, make_ticket, status_of
+from tests.writers import run_writers
 from tickets.models import Ticket, TicketTombstone
 from tickets.services import reply_create_by_agent, ticket_delete, ticket_update
 
@@ -135,19 +135,6 @@ OPERATIONS = [
 ]
 
 
-def _write(shop: Shop, index: int, deadline: float) -> None:
-    rng = random.Random(index)
-    client = bearer_client(shop.key)
-    operations, weights = zip(*OPERATIONS, strict=True)
-    try:
-        while time.monotonic() < deadline:
-            rng.choices(operations, weights)[0](shop, rng, client)
-    except Exception as error:  # noqa: BLE001 - reported by the test
-        shop.errors.append(f"writer {index}: {error!r}")
-    finally:
-        connections.close_all()
-
-
 class Reader(threading.Thread):
     """Follows one feed's cursor without pause until told to stop; keeps everything it saw."""
 
@@ -178,7 +165,7 @@ class Reader(threading.Thread):
                     if self.stop.is_set():
                         return
                     time.sleep(0.005)
-        except Exception as error:  # noqa: BLE001 - reported by the test
+        except Exception as error:  # reported by the test
             self.error = repr(error)
         finally:
             connections.close_all()
@@ -187,13 +174,8 @@ class Reader(threading.Thread):
 def _run(shop: Shop, reader: Reader, caught_up) -> None:
     """Writers for WRITE_SECONDS with the reader running; then the reader keeps its cursor until
     caught_up() says it has everything, or CATCH_UP_SECONDS pass."""
-    deadline = time.monotonic() + WRITE_SECONDS
-    writers = [threading.Thread(target=_write, args=(shop, n, deadline)) for n in range(WRITERS)]
     reader.start()
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(timeout=WRITE_SECONDS + 60)
+    run_writers(shop, OPERATIONS, writers=WRITERS, seconds=WRITE_SECONDS)
     give_up = time.monotonic() + CATCH_UP_SECONDS
     while time.monotonic() < give_up and reader.is_alive() and not caught_up():
         time.sleep(0.05)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from config.runner import read_procfile
+
 GUNICORN_CONF = Path(settings.BASE_DIR) / "gunicorn.conf.py"
 
 
@@ -58,9 +60,7 @@ def test_no_control_socket_is_shared_between_servers_of_one_user(monkeypatch):
 
 
 def test_the_procfile_runs_gunicorn_with_this_configuration():
-    web = next(
-        line for line in (Path(settings.BASE_DIR) / "Procfile").read_text().splitlines() if line.startswith("web:")
-    )
+    web = read_procfile(Path(settings.BASE_DIR) / "Procfile")["web"]
 
     assert "--config gunicorn.conf.py" in web
 

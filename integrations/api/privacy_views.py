@@ -17,15 +17,17 @@ from tickets.services import contact_anonymize
 @contact_docs
 class ContactViewSet(ManagementViewSet):
     @action(detail=True, methods=["get"], url_path="exportar")
-    def export(self, request, id):
-        document = contact_export(contact=contact_get(organization=self.organization, contact_id=id), request=request)
+    def export(self, request, **kwargs):
+        document = contact_export(
+            contact=contact_get(organization=self.organization, contact_id=kwargs["id"]), request=request
+        )
         document["entregas"] = ExportedDeliveryOut(document["entregas"], many=True).data
         return EnvelopeResponse(document, message="Dados do contato exportados.")
 
     @action(detail=True, methods=["post"], url_path="anonimizar", takes_body=False)
-    def anonymize(self, request, id):
+    def anonymize(self, request, **kwargs):
         contact = contact_anonymize(
-            contact=contact_get(organization=self.organization, contact_id=id),
+            contact=contact_get(organization=self.organization, contact_id=kwargs["id"]),
             actor=Actor.of_agent(active_agent_of(request.user)),
         )
         return EnvelopeResponse(contact_public(contact), message="Contato anonimizado.")

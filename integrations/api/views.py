@@ -50,8 +50,10 @@ class CredentialViewSet(ManagementViewSet):
             status=201,
         )
 
-    def destroy(self, request, id):
-        credential = credential_revoke(credential=credential_get(organization=self.organization, credential_id=id))
+    def destroy(self, request, **kwargs):
+        credential = credential_revoke(
+            credential=credential_get(organization=self.organization, credential_id=kwargs["id"])
+        )
         return EnvelopeResponse(CredentialOut(credential).data, message="Credencial revogada.")
 
 
@@ -70,36 +72,36 @@ class WebhookViewSet(ManagementViewSet):
             message="Webhook criado. Guarde o segredo: ele não será exibido novamente.",
         )
 
-    def retrieve(self, request, id):
-        webhook = webhook_get(organization=self.organization, webhook_id=id)
+    def retrieve(self, request, **kwargs):
+        webhook = webhook_get(organization=self.organization, webhook_id=kwargs["id"])
         return EnvelopeResponse(WebhookOut(webhook).data, message="Webhook encontrado.")
 
-    def partial_update(self, request, id):
-        webhook = webhook_get(organization=self.organization, webhook_id=id)
+    def partial_update(self, request, **kwargs):
+        webhook = webhook_get(organization=self.organization, webhook_id=kwargs["id"])
         payload = WebhookUpdateIn(data=request.data)
         payload.is_valid(raise_exception=True)
         webhook = webhook_update(webhook=webhook, **payload.validated_data)
         output = WebhookWithSecretOut if payload.validated_data["regenerate_secret"] else WebhookOut
         return EnvelopeResponse(output(webhook).data, message="Webhook atualizado.")
 
-    def destroy(self, request, id):
-        webhook_delete(webhook=webhook_get(organization=self.organization, webhook_id=id))
+    def destroy(self, request, **kwargs):
+        webhook_delete(webhook=webhook_get(organization=self.organization, webhook_id=kwargs["id"]))
         return EnvelopeResponse(None, message="Webhook removido.")
 
     @action(detail=True, methods=["post"], url_path="testar", takes_body=False)
-    def test(self, request, id):
-        webhook = webhook_get(organization=self.organization, webhook_id=id)
+    def test(self, request, **kwargs):
+        webhook = webhook_get(organization=self.organization, webhook_id=kwargs["id"])
         delivery = webhook_test_send(webhook=webhook, actor=Actor.of_agent(active_agent_of(request.user)))
         return EnvelopeResponse(DeliveryOut(delivery).data, message="Evento de teste enfileirado.")
 
     @action(detail=True, methods=["get"], url_path="entregas")
-    def deliveries(self, request, id):
-        webhook = webhook_get(organization=self.organization, webhook_id=id)
+    def deliveries(self, request, **kwargs):
+        webhook = webhook_get(organization=self.organization, webhook_id=kwargs["id"])
         page = DeliveryListQuery.from_request(request).page_of(delivery_list(webhook=webhook))
         return EnvelopeResponse(page_payload(page, DeliveryOut), message="Entregas listadas.")
 
     @action(detail=True, methods=["post"], url_path=r"entregas/(?P<entrega>[^/]+)/reenviar", takes_body=False)
-    def resend(self, request, id, entrega):
-        webhook = webhook_get(organization=self.organization, webhook_id=id)
+    def resend(self, request, entrega, **kwargs):
+        webhook = webhook_get(organization=self.organization, webhook_id=kwargs["id"])
         copy = delivery_resend(delivery=delivery_get(webhook=webhook, delivery_id=entrega))
         return EnvelopeResponse(DeliveryOut(copy).data, message="Entrega reenviada.")

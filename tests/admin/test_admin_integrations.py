@@ -452,6 +452,13 @@ def test_send_again_action_creates_a_new_delivery_of_the_same_event(
 # --- agents -----------------------------------------------------------------------------------------
 
 
+def change_agent(staff, agent, fields: dict):
+    """Saves the agent's change form in the admin with `fields` (an avatar, or avatar-clear) over its name and state."""
+    return staff.post(
+        admin_url("agent", "change", agent.pk), {"name": agent.name, "is_active": "on", "_save": "Salvar"} | fields
+    )
+
+
 def agent_form(**overrides) -> dict:
     return {
         "name": "Nova Atendente",
@@ -528,21 +535,6 @@ def test_agent_add_with_png_avatar(staff, organization):
         assert stored.read() == png_bytes()
 
 
-def test_agent_avatar_change_with_png(staff, organization):
-    agent = make_agent(organization, name="Carla")
-    avatar = SimpleUploadedFile("foto.png", png_bytes(), content_type="image/png")
-
-    response = staff.post(
-        admin_url("agent", "change", agent.pk),
-        {"name": "Carla", "is_active": "on", "avatar": avatar, "_save": "Salvar"},
-    )
-
-    assert response.status_code == 302
-    agent.refresh_from_db()
-    assert agent.avatar.name.startswith(f"avatars/{organization.pk}/")
-    assert default_storage.exists(agent.avatar.name)
-
-
 @pytest.mark.parametrize("filename, content_type", [("notas.txt", "text/plain"), ("foto.png", "image/png")])
 def test_text_file_as_avatar_is_a_form_error(staff, organization, filename, content_type):
     agent = make_agent(organization, name="Carla")
@@ -552,10 +544,7 @@ def test_text_file_as_avatar_is_a_form_error(staff, organization, filename, cont
         return SimpleUploadedFile(filename, b"isto nao e uma imagem\n" * 10, content_type=content_type)
 
     added = staff.post(admin_url("agent", "add"), agent_form(avatar=text_file()))
-    changed = staff.post(
-        admin_url("agent", "change", agent.pk),
-        {"name": "Carla", "is_active": "on", "avatar": text_file(), "_save": "Salvar"},
-    )
+    changed = change_agent(staff, agent, {"avatar": text_file()})
 
     invalid_image = "Envie uma imagem PNG, JPEG, GIF ou WebP."
     for response in (added, changed):
@@ -597,6 +586,7 @@ def image_bytes(image_format: str, size=(4, 4)) -> bytes:
 @pytest.mark.parametrize(
     ("filename", "image_format", "extension"),
     [
+        ("foto.png", "PNG", ".png"),
         ("foto.pdf", "PNG", ".png"),
         ("foto.png", "JPEG", ".jpg"),
         ("semextensao", "GIF", ".gif"),
@@ -609,15 +599,13 @@ def test_a_changed_avatar_is_stored_under_its_real_formats_extension(
     agent = make_agent(organization, name="Carla")
     avatar = SimpleUploadedFile(filename, image_bytes(image_format), content_type="image/png")
 
-    response = staff.post(
-        admin_url("agent", "change", agent.pk),
-        {"name": "Carla", "is_active": "on", "avatar": avatar, "_save": "Salvar"},
-    )
+    response = change_agent(staff, agent, {"avatar": avatar})
 
     assert response.status_code == 302
     agent.refresh_from_db()
     assert agent.avatar.name.startswith(f"avatars/{organization.pk}/")
     assert agent.avatar.name.endswith(extension)
+    assert default_storage.exists(agent.avatar.name)
 
 
 def test_replacing_an_avatar_removes_the_old_file(staff, organization, django_capture_on_commit_callbacks):
@@ -625,15 +613,7 @@ def test_replacing_an_avatar_removes_the_old_file(staff, organization, django_ca
     old_name = agent.avatar.name
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff.post(
-            admin_url("agent", "change", agent.pk),
-            {
-                "name": "Carla",
-                "is_active": "on",
-                "avatar": SimpleUploadedFile("nova.png", png_bytes()),
-                "_save": "Salvar",
-            },
-        )
+        response = change_agent(staff, agent, {"avatar": SimpleUploadedFile("nova.png", png_bytes())})
 
     assert response.status_code == 302
     agent.refresh_from_db()
@@ -647,10 +627,7 @@ def test_clearing_the_avatar_removes_it(staff, organization, django_capture_on_c
     old_name = agent.avatar.name
 
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff.post(
-            admin_url("agent", "change", agent.pk),
-            {"name": "Carla", "is_active": "on", "avatar-clear": "on", "_save": "Salvar"},
-        )
+        response = change_agent(staff, agent, {"avatar-clear": "on"})
 
     assert response.status_code == 302
     agent.refresh_from_db()
@@ -666,10 +643,7 @@ def test_an_avatar_over_the_size_cap_is_a_form_error_on_add_and_change(staff, or
     users_before = User.objects.count()
 
     added = staff.post(admin_url("agent", "add"), agent_form(avatar=SimpleUploadedFile("g.png", big)))
-    changed = staff.post(
-        admin_url("agent", "change", agent.pk),
-        {"name": "Carla", "is_active": "on", "avatar": SimpleUploadedFile("g.png", big), "_save": "Salvar"},
-    )
+    changed = change_agent(staff, agent, {"avatar": SimpleUploadedFile("g.png", big)})
 
     for response in (added, changed):
         assert response.status_code == 200

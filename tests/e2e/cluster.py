@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.e2e.stack import free_port
+from tools.ports import free_port
 
 
 def server_binaries() -> Path | None:

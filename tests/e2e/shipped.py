@@ -19,8 +19,10 @@ import sys
 import urllib.error
 import urllib.request
 
+from config.runner import read_procfile
 from integrations.keys import DISPLAY_PREFIX_LENGTH, KEY_PREFIX
-from tests.e2e.stack import ROOT, VENV_BIN, free_port, wait_for
+from tests.e2e.stack import ROOT, VENV_BIN, wait_for
+from tools.ports import free_port
 
 # Variables that would make a child something other than the shipped process: another database or
 # broker (see the module docstring), gunicorn settings other than gunicorn.conf.py's defaults
@@ -42,11 +44,10 @@ NOT_INHERITED = (
 
 
 def procfile_command(name: str) -> list[str]:
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        process, separator, command = line.partition(":")
-        if separator and process.strip() == name:
-            return shlex.split(command)
-    raise AssertionError(f"the Procfile has no {name}: process")
+    """The Procfile's line for `name`, read as `make run` reads it."""
+    processes = read_procfile(ROOT / "Procfile")
+    assert name in processes, f"the Procfile has no {name}: process"
+    return shlex.split(processes[name])
 
 
 def basic(key: str) -> str:

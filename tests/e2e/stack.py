@@ -27,15 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from tools.ports import free_port, port_open
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ADMIN_PASSWORD = "e2e-Senha-forte-123"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1, message: str = "condition"):
@@ -253,25 +249,31 @@ class Stack:
             self.start_web()
 
     def start_worker(self) -> None:
-        self._spawn(
+        self._spawn("worker", self._worker_command("--concurrency", "2"))
+        self._wait_until_ready("worker")
+
+    def _worker_command(self, *options: str) -> list[str]:
+        """A Celery worker that takes one task at a time; without gossip, mingle and heartbeat it starts
+        at once and sends nothing to other workers."""
+        return [
+            str(VENV_BIN / "celery"),
+            "-A",
+            "config",
             "worker",
-            [
-                str(VENV_BIN / "celery"),
-                "-A",
-                "config",
-                "worker",
-                "--concurrency",
-                "2",
-                "--prefetch-multiplier",
-                "1",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ],
+            *options,
+            "--prefetch-multiplier",
+            "1",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+
+    def _wait_until_ready(self, worker: str, timeout: float = 30) -> None:
+        wait_for(
+            lambda: b"ready." in (self.logs / f"{worker}.log").read_bytes(), timeout=timeout, message=f"{worker} ready"
         )
-        wait_for(lambda: b"ready." in (self.logs / "worker.log").read_bytes(), timeout=30, message="the worker")
 
     def start_beat(self) -> None:
         self._spawn(
@@ -342,7 +344,7 @@ class Stack:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for(lambda: _port_open(self._redis_port), timeout=10, message="redis-server")
+        wait_for(lambda: port_open(self._redis_port), timeout=10, message="redis-server")
 
     def stop_redis(self) -> None:
         if self._redis_port is not None and self._redis.poll() is None:
@@ -413,6 +415,22 @@ class Stack:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
+
+    def timed(self, method: str, path: str, body=None, credential: str | None = None):
+        """(status, headers, json, seconds) of one request, however it ends: for the database fault tests,
+        which time every answer."""
+        headers = {"Content-Type": "application/json"}
+        if credential:
+            headers["Authorization"] = f"Bearer {credential}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, headers, raw = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:
+            status, headers, raw = error.code, error.headers, error.read()
+        return status, headers, json.loads(raw), time.monotonic() - started
 
     def login(self) -> str:
         status, body = self.request("POST", "/api/auth/login", {"email": "admin@e2e.test", "senha": ADMIN_PASSWORD})
@@ -592,8 +610,3 @@ class DatabaseProxy:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST, not FIN
                 sock.close()
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0

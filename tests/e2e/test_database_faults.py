@@ -2,16 +2,13 @@
 envelope with Retry-After within seconds, no web thread stays held, and the service comes back
 by itself (findings 13 and 14 of the security review). PostgreSQL only: SQLite has no server."""
 
-import json
 import os
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.contract import DATABASE_DOWN
 from tests.e2e.stack import DatabaseProxy, wait_for
 
 
@@ -26,13 +23,6 @@ def _postgresql_server():
         pytest.skip(reason)
 
 
-DATABASE_DOWN = {
-    "success": False,
-    "message": "Serviço indisponível.",
-    "status": 503,
-    "data": None,
-    "errors": {"field": "database", "message": "database indisponível."},
-}
 # The web process under test: statements end at 2 s on the server, answers are awaited 3 s, connects 2 s.
 BOUNDS = {"DB_STATEMENT_TIMEOUT_MS": "2000", "DB_CONNECT_TIMEOUT": "2", "DB_HEALTH_CHECK_GRACE": "1"}
 # Nothing may take longer than the answer timeout plus a connect attempt, and some slack for a busy machine.
@@ -53,20 +43,6 @@ def outage(proxied, stack):
     yield proxied
     proxied.restore()
     wait_for(lambda: stack._web_status() == 200, timeout=20, message="the service back after the outage")
-
-
-def call(stack, method: str, path: str, body=None, credential: str | None = None):
-    """(status, headers, json, seconds) of one request, however it ends."""
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {credential}"}
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(stack.base_url + path, data=data, method=method, headers=headers)
-    started = time.monotonic()
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            status, headers, raw = response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        status, headers, raw = error.code, error.headers, error.read()
-    return status, headers, json.loads(raw), time.monotonic() - started
 
 
 def every_door(stack, ticket_id: str):
@@ -95,11 +71,11 @@ def test_a_stopped_database_is_a_503_on_every_route_and_the_service_recovers(sta
     doors = every_door(stack, ticket["id"])
 
     outage.down()
-    answers = [(call(stack, *door), door) for door in doors]
+    answers = [(stack.timed(*door), door) for door in doors]
 
     assert_unavailable(answers)
     outage.restore()
-    wait_for(lambda: call(stack, "GET", "/api/v1/tickets", None, stack.api_key)[0] == 200, timeout=20)
+    wait_for(lambda: stack.timed("GET", "/api/v1/tickets", None, stack.api_key)[0] == 200, timeout=20)
 
 
 def test_a_database_that_stops_answering_is_a_503_within_seconds_and_holds_no_thread(stack, outage):
@@ -110,9 +86,9 @@ def test_a_database_that_stops_answering_is_a_503_within_seconds_and_holds_no_th
     # The web process has 4 threads: twice as many requests at once must all be answered,
     # so none of them is left waiting for the frozen server.
     with ThreadPoolExecutor(max_workers=len(doors)) as pool:
-        answers = list(zip(pool.map(lambda door: call(stack, *door), doors), doors, strict=True))
+        answers = list(zip(pool.map(lambda door: stack.timed(*door), doors), doors, strict=True))
 
     assert_unavailable(answers)
     outage.restore()
-    status, _, body, _ = call(stack, "GET", f"/api/v1/tickets/{ticket['id']}", None, stack.api_key)
+    status, _, body, _ = stack.timed("GET", f"/api/v1/tickets/{ticket['id']}", None, stack.api_key)
     assert status == 200, body

@@ -9,30 +9,20 @@ sent, so neither the server's statement_timeout nor TCP's own timeouts ever fire
 the test's own (tests/e2e/cluster.py), never the shared server of DATABASE_URL.
 """
 
-import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import psycopg
 import pytest
 
+from tests.contract import DATABASE_DOWN
 from tests.e2e.cluster import PostgresCluster, server_binaries
 from tests.e2e.shipped import procfile_command
 from tests.e2e.stack import VENV_BIN, Stack, wait_for
 
 BUDGET = 3.0  # seconds: the finding's bound for a frozen database, on every route
 GRACE = 5.0  # DB_HEALTH_CHECK_GRACE's default: past it, a reused connection is health-checked first
-
-DATABASE_DOWN = {
-    "success": False,
-    "message": "Serviço indisponível.",
-    "status": 503,
-    "data": None,
-    "errors": {"field": "database", "message": "database indisponível."},
-}
 
 
 @pytest.fixture(scope="module")
@@ -115,17 +105,8 @@ def ticket(stack, cluster):
 
 
 def timed(stack, method: str, path: str, body=None):
-    """(status, Retry-After, json, seconds) of one request, however it ends."""
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {stack.api_key}"}
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(stack.base_url + path, data=data, method=method, headers=headers)
-    started = time.monotonic()
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            status, headers, raw = response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        status, headers, raw = error.code, error.headers, error.read()
-    return status, headers.get("Retry-After"), json.loads(raw), time.monotonic() - started
+    """(status, headers, json, seconds) of one request of the partner, however it ends."""
+    return stack.timed(method, path, body, stack.api_key)
 
 
 def routes(ticket_id: str):
@@ -145,8 +126,8 @@ def assert_answered(stack, ticket_id: str) -> None:
 
 def assert_503_in_time(stack, ticket_id: str) -> None:
     for method, path, body in routes(ticket_id):
-        status, retry_after, answer, seconds = timed(stack, method, path, body)
-        assert (status, retry_after, answer) == (503, "5", DATABASE_DOWN), f"{method} {path}"
+        status, headers, answer, seconds = timed(stack, method, path, body)
+        assert (status, headers.get("Retry-After"), answer) == (503, "5", DATABASE_DOWN), f"{method} {path}"
         assert seconds < BUDGET, f"{method} {path} took {seconds:.1f} s"
 
 

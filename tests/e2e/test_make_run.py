@@ -10,7 +10,8 @@ import threading
 import urllib.error
 import urllib.request
 
-from tests.e2e.stack import ROOT, VENV_BIN, free_port, wait_for
+from tests.e2e.stack import ROOT, VENV_BIN, wait_for
+from tools.ports import free_port
 
 
 class HealthWatch:

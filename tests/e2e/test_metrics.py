@@ -7,9 +7,10 @@ import urllib.error
 import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.stack import VENV_BIN, Stack, free_port, wait_for
+from tests.e2e.scrape import scrape, total
+from tests.e2e.stack import VENV_BIN, Stack, wait_for
+from tools.ports import free_port
 
 TOKEN = "e2e-metrics-token-0123456789abcdef"
 RECYCLE_AFTER = 8  # requests a gunicorn process serves before it exits and is replaced
@@ -52,30 +53,11 @@ class MetricsStack(Stack):
             shared = self.env
             self.env = {**shared, "WORKER_METRICS_PORT": str(port)}
             try:
-                self._spawn(
-                    name,
-                    [
-                        str(VENV_BIN / "celery"),
-                        "-A",
-                        "config",
-                        "worker",
-                        "--hostname",
-                        f"{name}@%h",
-                        "--concurrency",
-                        "2",
-                        "--prefetch-multiplier",
-                        "1",
-                        "--loglevel",
-                        "INFO",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "--without-heartbeat",
-                    ],
-                )
+                self._spawn(name, self._worker_command("--hostname", f"{name}@%h", "--concurrency", "2"))
             finally:
                 self.env = shared
         for name in self.worker_ports:
-            wait_for(lambda name=name: b"ready." in (self.logs / f"{name}.log").read_bytes(), timeout=60, message=name)
+            self._wait_until_ready(name, timeout=60)
 
     def server_directory(self, name: str):
         return self.data_dir / "metrics" / f"web-{self.processes[name].pid}"
@@ -99,21 +81,6 @@ def status_of(port: int, path: str, headers=None) -> int | None:
         return None
 
 
-def scrape(port: int) -> dict[tuple, float]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, *(value for _, value in sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def total(scrapes, key) -> float:
-    return sum(samples.get(key, 0.0) for samples in scrapes)
-
-
 def test_requests_add_up_across_two_servers_and_every_process_each_ran(metrics_stack):
     ticket = metrics_stack.create_ticket()
     path = f"/api/v1/tickets/{ticket['id']}"
@@ -124,7 +91,7 @@ def test_requests_add_up_across_two_servers_and_every_process_each_ran(metrics_s
         for _ in range(count):
             assert status_of(metrics_stack.web_ports[name], path, auth) == 200
 
-    scrapes = {name: scrape(port) for name, port in metrics_stack.web_ports.items()}
+    scrapes = {name: scrape(port, TOKEN) for name, port in metrics_stack.web_ports.items()}
     route = ("GET", "/api/v1/tickets/{id}")
     for name, count in sent.items():
         assert scrapes[name][("helpdesk_http_requests_total", *route, "200")] == count
@@ -145,13 +112,13 @@ def test_deliveries_add_up_across_two_workers_and_each_post_is_one_attempt(metri
 
     wait_for(lambda: len({r.headers["X-Service-Delivery"] for r in receiver.at(hook)}) == 12, timeout=60)
     workers = list(metrics_stack.worker_ports.values())
-    wait_for(lambda: total([scrape(port) for port in workers], SUCCESS) == 12, timeout=30, message="12 attempts")
-    scrapes = [scrape(port) for port in workers]
+    wait_for(lambda: total([scrape(port, TOKEN) for port in workers], SUCCESS) == 12, timeout=30, message="12 attempts")
+    scrapes = [scrape(port, TOKEN) for port in workers]
     attempts = sum(value for samples in scrapes for key, value in samples.items() if key[0] == SUCCESS[0])
     assert total(scrapes, SUCCESS) == 12
     assert attempts == len(receiver.at(hook))  # nothing else was sent, nothing counted twice
     for port in metrics_stack.web_ports.values():
-        web = scrape(port)
+        web = scrape(port, TOKEN)
         assert not [key for key in web if key[0] == SUCCESS[0]]  # a worker's counts are only on its own port
         assert web[("helpdesk_webhook_deliveries_pending", "pendente")] == 0
         assert web[("helpdesk_webhook_queue_lag_seconds",)] == 0

@@ -19,7 +19,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, wait_for
+from tests.e2e.stack import ADMIN_PASSWORD, Stack, wait_for
 
 TIMEOUT = 4.0
 SLOW_ANSWER = 3.5  # inside the timeout, as B's 9 s of 10 s
@@ -36,25 +36,8 @@ class ProductionStack(Stack):
     def start_worker(self) -> None:
         for n in (1, 2):
             name = f"worker-{n}"
-            self._spawn(
-                name,
-                [
-                    str(VENV_BIN / "celery"),
-                    "-A",
-                    "config",
-                    "worker",
-                    "--hostname",
-                    f"{name}@%h",
-                    "--prefetch-multiplier",
-                    "1",
-                    "--loglevel",
-                    "INFO",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],
-            )
-            wait_for(lambda name=name: b"ready." in (self.logs / f"{name}.log").read_bytes(), timeout=30)
+            self._spawn(name, self._worker_command("--hostname", f"{name}@%h"))
+            self._wait_until_ready(name)
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from tests.e2e.scrape import scrape, total
 from tests.e2e.shipped import NOT_INHERITED, procfile_command
-from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, free_port, wait_for
+from tests.e2e.stack import ADMIN_PASSWORD, VENV_BIN, Stack, wait_for
+from tools.ports import free_port
 
 TOKEN = "two-machines-metrics-token-0123456789abcdef"
 RATE_LIMIT = 60
@@ -217,21 +218,6 @@ def new_key(machines: TwoMachines, name: str) -> dict:
     return answer["data"]
 
 
-def scrape(port: int) -> dict[tuple, float]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, *(value for _, value in sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def total(scrapes, key) -> float:
-    return sum(samples.get(key, 0.0) for samples in scrapes)
-
-
 def test_the_partner_rate_limit_is_one_budget_across_both_machines(machines, ledger):
     """200 requests of one key spread over both ports (four processes) in one window: exactly 60 pass.
 
@@ -309,12 +295,12 @@ def test_500_agent_replies_are_500_deliveries_each_received_exactly_once(machine
     wait_for(lambda: delivered() == REPLIES, timeout=60, interval=0.5, message=f"{REPLIES} deliveries")
     workers = [machine.worker_metrics_port for machine in machines.machines]
     wait_for(
-        lambda: total([scrape(port) for port in workers], SUCCESS) == REPLIES,
+        lambda: total([scrape(port, TOKEN) for port in workers], SUCCESS) == REPLIES,
         timeout=30,
         message=f"{REPLIES} successful attempts counted by the workers",
     )
     wait_for(
-        lambda: scrape(machines.ports[0]).get(("helpdesk_webhook_deliveries_pending", "pendente")) == 0,
+        lambda: scrape(machines.ports[0], TOKEN).get(("helpdesk_webhook_deliveries_pending", "pendente")) == 0,
         timeout=30,
         message="no delivery pending",
     )
@@ -333,8 +319,8 @@ def test_the_metrics_of_both_machines_add_up_to_what_the_test_sent(machines, led
         for _ in range(count):
             assert ledger.partner(port, key)[0] == 200
 
-    webs = {port: scrape(port) for port in machines.ports}
-    workers = [scrape(machine.worker_metrics_port) for machine in machines.machines]
+    webs = {port: scrape(port, TOKEN) for port in machines.ports}
+    workers = [scrape(machine.worker_metrics_port, TOKEN) for machine in machines.machines]
     for port, samples in webs.items():
         sent = {status: count for (to, status), count in ledger.sent.items() if to == port}
         counted = {

@@ -2,7 +2,8 @@
 
 import time
 
-from tests.e2e.stack import free_port, wait_for
+from tests.e2e.stack import wait_for
+from tools.ports import free_port
 
 # What an operator may expect after a worker dies or the broker comes back, with the default settings.
 RECOVERY_SECONDS = 15

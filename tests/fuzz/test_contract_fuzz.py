@@ -24,7 +24,8 @@ import pytest
 import requests
 from PIL import Image
 
-from tests.e2e.stack import ROOT, VENV_BIN, Receiver, Stack, free_port, wait_for
+from tests.e2e.stack import ROOT, VENV_BIN, Receiver, Stack, wait_for
+from tools.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 # Reports, the call log and the seeded fixtures of the last run (CI keeps test-artifacts/).

@@ -14,10 +14,8 @@ from django.test import Client
 
 from helpdesk.db.postgresql import base as postgresql_base
 from tests.assertions import row_counts
-from tests.contract import TICKET_BODY, error_envelope
+from tests.contract import DATABASE_DOWN, TICKET_BODY
 from tests.factories import make_ticket
-
-DATABASE_DOWN = error_envelope(503, "Serviço indisponível.", "database", "database indisponível.")
 
 
 @contextlib.contextmanager

@@ -378,8 +378,9 @@ def test_exception_while_rendering_is_still_a_json_500_envelope(partner, monkeyp
     assert_json(response)
 
 
-def test_health_reports_database_and_broker_ok(anon_client, db):
-    response = anon_client.get("/api/health", HTTP_ACCEPT="text/html")
+@pytest.mark.parametrize("headers", [{}, {"HTTP_ACCEPT": "text/html"}], ids=["no-accept", "accept-html"])
+def test_health_reports_database_and_broker_ok(anon_client, db, headers):
+    response = anon_client.get("/api/health", **headers)
 
     assert response.status_code == 200
     assert response.json() == {
@@ -391,11 +392,16 @@ def test_health_reports_database_and_broker_ok(anon_client, db):
     assert_json(response)
 
 
-def test_health_is_503_when_the_database_is_down(anon_client, db, monkeypatch):
-    def database_down():
-        raise ConnectionError("banco fora do ar")
+@pytest.mark.parametrize(
+    ("check", "ping", "failure"),
+    [("database", "_ping_database", "banco fora do ar"), ("broker", "_ping_broker", "broker fora do ar")],
+    ids=["database", "broker"],
+)
+def test_health_is_503_when_the_database_or_the_broker_is_down(anon_client, db, monkeypatch, check, ping, failure):
+    def down(*_args):
+        raise ConnectionError(failure)
 
-    monkeypatch.setattr("helpdesk.api.views._ping_database", database_down)
+    monkeypatch.setattr(f"helpdesk.api.views.{ping}", down)
 
     response = anon_client.get("/api/health")
 
@@ -405,28 +411,10 @@ def test_health_is_503_when_the_database_is_down(anon_client, db, monkeypatch):
         "message": "Serviço indisponível.",
         "status": 503,
         "data": None,
-        "errors": {"field": "database", "message": "database indisponível."},
+        "errors": {"field": check, "message": f"{check} indisponível."},
     }
     assert_json(response)
-    assert b"banco fora do ar" not in response.content
-
-
-def test_health_is_503_when_the_broker_is_down(anon_client, db, monkeypatch):
-    def broker_down(app):
-        raise ConnectionError("broker fora do ar")
-
-    monkeypatch.setattr("helpdesk.api.views._ping_broker", broker_down)
-
-    response = anon_client.get("/api/health")
-
-    assert response.status_code == 503
-    assert response.json() == {
-        "success": False,
-        "message": "Serviço indisponível.",
-        "status": 503,
-        "data": None,
-        "errors": {"field": "broker", "message": "broker indisponível."},
-    }
+    assert failure.encode() not in response.content
 
 
 def test_validation_messages_are_correct_portuguese(partner):

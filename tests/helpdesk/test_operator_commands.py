@@ -20,6 +20,12 @@ def run(*args) -> dict:
     return json.loads(out.getvalue())
 
 
+def create_agent_x(organization, *options: str) -> dict:
+    """create_agent of the agent "X" <x@acme.test> in `organization`, with `options`."""
+    agent = ("--name", "X", "--email", "x@acme.test")
+    return run("create_agent", "--organization", str(organization.pk), *agent, *options)
+
+
 def test_create_organization_prints_ids_and_sets_up_admin(db):
     result = run(
         "create_organization", "--name", "Acme", "--admin-email", "Ana@Acme.test", "--admin-password", "x9-Forte-senha"
@@ -145,17 +151,7 @@ def test_create_agent_refuses_an_avatar_that_is_not_an_image(organization, tmp_p
     fake.write_text("<script>alert(1)</script>")
 
     with pytest.raises(CommandError, match="avatar"):
-        run(
-            "create_agent",
-            "--organization",
-            str(organization.pk),
-            "--name",
-            "X",
-            "--email",
-            "x@acme.test",
-            "--avatar",
-            str(fake),
-        )
+        create_agent_x(organization, "--avatar", str(fake))
     assert not Agent.objects.filter(name="X").exists()
 
 
@@ -165,17 +161,7 @@ def test_create_agent_refuses_an_avatar_over_the_size_cap(organization, tmp_path
     photo.write_bytes(png_bytes() + b"\0" * 64)
 
     with pytest.raises(CommandError, match="no máximo 64 bytes"):
-        run(
-            "create_agent",
-            "--organization",
-            str(organization.pk),
-            "--name",
-            "X",
-            "--email",
-            "x@acme.test",
-            "--avatar",
-            str(photo),
-        )
+        create_agent_x(organization, "--avatar", str(photo))
     assert not Agent.objects.filter(name="X").exists()
 
 
@@ -190,15 +176,5 @@ def test_a_failing_command_with_json_prints_a_json_error_and_exits_non_zero(db):
 
 def test_create_agent_refuses_a_weak_password(organization):
     with pytest.raises(CommandError):
-        run(
-            "create_agent",
-            "--organization",
-            str(organization.pk),
-            "--name",
-            "X",
-            "--email",
-            "x@acme.test",
-            "--password",
-            "123",
-        )
+        create_agent_x(organization, "--password", "123")
     assert not Agent.objects.filter(name="X").exists()

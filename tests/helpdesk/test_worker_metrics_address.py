@@ -9,12 +9,7 @@ from django.core import checks
 
 from helpdesk.metrics import worker
 from tests.metrics import TOKEN
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tools.ports import free_port
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -46,12 +41,12 @@ def test_a_workers_metrics_listen_on_this_machine_only_by_default(served):
 
     assert listening_addresses(port) == {"127.0.0.1"}
     scrape = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(scrape, timeout=10) as answer:  # noqa: S310 (a local http URL)
+    with urllib.request.urlopen(scrape, timeout=10) as answer:
         assert answer.status == 200
 
 
 def test_the_operator_opens_them_to_prometheus_with_worker_metrics_address(served, settings):
-    settings.WORKER_METRICS_ADDRESS = "0.0.0.0"  # noqa: S104 (what the operator sets behind a firewall)
+    settings.WORKER_METRICS_ADDRESS = "0.0.0.0"  # what the operator sets behind a firewall
 
     port = served()
 

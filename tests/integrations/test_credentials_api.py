@@ -20,6 +20,7 @@ CREATED_MESSAGE = "Credencial criada. Guarde a chave: ela não será exibida nov
 CREDENTIAL_FIELDS = {"id", "nome", "key_prefix", "ativa", "ultimo_uso_em", "revogado_em", "criado_por", "criado_em"}
 # Added by least-privilege keys (issue 19): what the key may do, until when, from where; null = no limit.
 RESTRICTION_FIELDS = {"escopos", "expira_em", "redes_permitidas"}
+NO_RESTRICTIONS = {"escopos": None, "expira_em": None, "redes_permitidas": None}
 
 
 def detail_url(credential_id) -> str:
@@ -64,9 +65,7 @@ def test_list_item_carries_exactly_the_contract_fields(manager, organization, ad
         "revogado_em": None,
         "criado_por": str(admin.pk),
         "criado_em": api_timestamp(credential.created_at),
-        "escopos": None,
-        "expira_em": None,
-        "redes_permitidas": None,
+        **NO_RESTRICTIONS,
     }
     assert item["criado_em"].endswith("Z")
 
@@ -132,9 +131,7 @@ def test_create_returns_the_full_key_once(manager, organization, admin):
         "revogado_em": None,
         "criado_por": str(admin.pk),
         "criado_em": api_timestamp(credential.created_at),
-        "escopos": None,
-        "expira_em": None,
-        "redes_permitidas": None,
+        **NO_RESTRICTIONS,
         "chave": data["chave"],
     }
     assert credential.organization_id == organization.pk
@@ -239,9 +236,7 @@ def test_revoke_deactivates_the_credential_and_keeps_the_row(manager, organizati
             "revogado_em": api_timestamp(credential.revoked_at),
             "criado_por": None,
             "criado_em": api_timestamp(credential.created_at),
-            "escopos": None,
-            "expira_em": None,
-            "redes_permitidas": None,
+            **NO_RESTRICTIONS,
         },
         "errors": [],
     }

@@ -299,7 +299,7 @@ def test_concurrent_claims_of_one_webhook_never_pass_the_cap(postgres_only, sett
         try:
             barrier.wait()
             results.append(claim(delivery) is not None)
-        except Exception as error:  # noqa: BLE001 - reported below
+        except Exception as error:  # reported below
             errors.append(repr(error))
         finally:
             connections.close_all()
@@ -342,7 +342,7 @@ def test_concurrent_turns_of_one_webhook_never_take_the_same_delivery_nor_pass_t
                 delivery = claim(row)
                 while delivery is not None:
                     delivery = delivery_attempt_passing_turn(delivery)
-        except Exception as error:  # noqa: BLE001 - reported below
+        except Exception as error:  # reported below
             errors.append(repr(error))
         finally:
             connections.close_all()

@@ -29,6 +29,7 @@ from integrations.models import (
 )
 from integrations.services import webhook_delete, webhook_update
 from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
+from tools.ports import free_port
 
 URL = "http://127.0.0.1:9/helpdesk"
 STEP_SECONDS = 0.25  # what each fake POST "takes", exact in binary floating point
@@ -379,8 +380,17 @@ def test_410_fails_the_delivery_deactivates_the_webhook_and_cancels_its_pending_
     assert attempts_of(sibling) == []
 
 
-def test_timeout_is_recorded_without_a_status_code(delivery, http):
-    http.respond(requests.Timeout("read timed out"))
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [
+        (requests.Timeout("read timed out"), "timeout"),
+        (requests.ConnectionError("conexão recusada"), "conexao"),
+        (InvalidIPAddress("10.0.0.5"), "endereco_bloqueado"),
+    ],
+    ids=["timeout", "connection-error", "refused-address"],
+)
+def test_an_attempt_without_an_answer_is_recorded_without_a_status_code(delivery, http, failure, error):
+    http.respond(failure)
 
     attempt(delivery)
 
@@ -391,26 +401,7 @@ def test_timeout_is_recorded_without_a_status_code(delivery, http):
             "number": 1,
             "status_code": None,
             "duration_ms": 250,
-            "error": "timeout",
-            "response_excerpt": "",
-            "succeeded": False,
-        }
-    ]
-
-
-def test_connection_error_is_recorded_without_a_status_code(delivery, http):
-    http.respond(requests.ConnectionError("conexão recusada"))
-
-    attempt(delivery)
-
-    row = stored(delivery)
-    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
-    assert attempts_of(delivery) == [
-        {
-            "number": 1,
-            "status_code": None,
-            "duration_ms": 250,
-            "error": "conexao",
+            "error": error,
             "response_excerpt": "",
             "succeeded": False,
         }
@@ -426,9 +417,7 @@ def requests_failure(url: str) -> requests.RequestException:
 
 @pytest.fixture
 def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_port()
 
 
 @pytest.fixture
@@ -484,25 +473,6 @@ def test_a_failure_is_recorded_and_listed_as_its_class_never_its_text(
     assert listed.status_code == 200
     assert listed.json()["data"]["data"][0]["historico"][0]["erro"] == recorded
     assert hidden not in listed.content.decode()
-
-
-def test_a_refused_address_is_recorded_as_a_failed_attempt(delivery, http):
-    http.respond(InvalidIPAddress("10.0.0.5"))
-
-    attempt(delivery)
-
-    row = stored(delivery)
-    assert (row.status, row.attempt_count) == (DeliveryStatus.PENDING, 1)
-    assert attempts_of(delivery) == [
-        {
-            "number": 1,
-            "status_code": None,
-            "duration_ms": 250,
-            "error": "endereco_bloqueado",
-            "response_excerpt": "",
-            "succeeded": False,
-        }
-    ]
 
 
 def test_the_url_is_checked_again_at_delivery_time(organization, http, monkeypatch, settings):

@@ -8,11 +8,11 @@ import threading
 import time
 
 import pytest
-from django.db import connections, transaction
+from django.db import transaction
 
 from helpdesk.actors import Actor
-from tests.assertions import bearer_client
 from tests.factories import make_agent, make_key, make_organization, make_ticket, status_of
+from tests.writers import run_writers
 from tickets.counts import ticket_counts_recount
 from tickets.models import Ticket, TicketCount
 from tickets.services import reply_create_by_customer, ticket_delete, ticket_update
@@ -83,7 +83,7 @@ def _move(shop, rng, client):
 def _reopen(shop, rng, client):
     try:
         _slowly(lambda: reply_create_by_customer(organization=shop.organization, ticket_id=shop.pick(rng), body="Oi"))
-    except Exception as error:  # noqa: BLE001 - a deleted or closed ticket is an expected answer
+    except Exception as error:  # a deleted or closed ticket is an expected answer
         if type(error).__name__ not in {"TicketNotFound", "TicketClosed"}:
             raise
         return
@@ -93,18 +93,6 @@ def _reopen(shop, rng, client):
 OPERATIONS = [(_create, 3), (_delete, 1), (_move, 4), (_reopen, 2)]
 
 
-def _write(shop: Counted, index: int, deadline: float) -> None:
-    rng, client = random.Random(index), bearer_client(shop.key)
-    operations, weights = zip(*OPERATIONS, strict=True)
-    try:
-        while time.monotonic() < deadline:
-            rng.choices(operations, weights)[0](shop, rng, client)
-    except Exception as error:  # noqa: BLE001 - reported by the test
-        shop.errors.append(f"writer {index}: {error!r}")
-    finally:
-        connections.close_all()
-
-
 @pytest.fixture
 def shop(postgres_only, settings) -> Counted:
     settings.PARTNER_RATE_LIMIT = "100000/m"
@@ -112,12 +100,7 @@ def shop(postgres_only, settings) -> Counted:
 
 
 def test_counters_never_drift_under_concurrent_creates_deletes_and_moves(shop):
-    deadline = time.monotonic() + WRITE_SECONDS
-    writers = [threading.Thread(target=_write, args=(shop, n, deadline)) for n in range(WRITERS)]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(timeout=WRITE_SECONDS + 60)
+    run_writers(shop, OPERATIONS, writers=WRITERS, seconds=WRITE_SECONDS)
 
     assert not shop.errors, shop.errors  # a deadlock would be one
     real = Ticket.objects.filter(organization=shop.organization)

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from tests.assertions import assert_validation_error, utc
+from tests.assertions import assert_success, assert_validation_error, utc
 from tests.contract import TICKET_FIELDS
 from tests.factories import make_ticket
 from tickets.models import Contact, Ticket
@@ -42,35 +42,28 @@ def test_create_returns_201_with_the_whole_ticket(partner, organization):
         format="json",
     )
 
-    assert response.status_code == 201
+    data = assert_success(response, 201, "Ticket criado.")
     ticket = Ticket.objects.get()
-    body = response.json()
-    data = body["data"]
-    assert body == {
-        "success": True,
-        "message": "Ticket criado.",
-        "data": {
-            "id": str(ticket.pk),
-            "numero": 1,
-            "assunto": "Impressora não imprime",
-            "descricao": "Desde ontem a impressora do financeiro não responde.",
-            "prioridade": "alta",
-            "canal_origem": "api",
-            "status": {"nome": "Aberto", "categoria": "aberto", "cor": "#3B82F6"},
-            "solicitante": {
-                "nome": "Maria Souza",
-                "email": "maria@example.com",
-                "telefone": "+55 11 99999-0000",
-                "external_id": "cliente-42",
-            },
-            "external_id": "pedido-1001",
-            "origem_sistema": "api",
-            "criado_em": data["criado_em"],
-            "atualizado_em": data["atualizado_em"],
-            "resolvido_em": None,
-            "respostas": [],
+    assert data == {
+        "id": str(ticket.pk),
+        "numero": 1,
+        "assunto": "Impressora não imprime",
+        "descricao": "Desde ontem a impressora do financeiro não responde.",
+        "prioridade": "alta",
+        "canal_origem": "api",
+        "status": {"nome": "Aberto", "categoria": "aberto", "cor": "#3B82F6"},
+        "solicitante": {
+            "nome": "Maria Souza",
+            "email": "maria@example.com",
+            "telefone": "+55 11 99999-0000",
+            "external_id": "cliente-42",
         },
-        "errors": [],
+        "external_id": "pedido-1001",
+        "origem_sistema": "api",
+        "criado_em": data["criado_em"],
+        "atualizado_em": data["atualizado_em"],
+        "resolvido_em": None,
+        "respostas": [],
     }
     assert set(data) == TICKET_FIELDS
     assert str(uuid.UUID(data["id"])) == data["id"]

@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from tests.assertions import assert_ticket_not_found, utc
+from tests.assertions import assert_success, assert_ticket_not_found, utc
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.services import RequesterData, ticket_update
 
@@ -25,29 +25,22 @@ def test_detail_returns_the_whole_ticket(partner, organization):
 
     response = partner.get(url(ticket.pk))
 
-    assert response.status_code == 200
-    body = response.json()
-    data = body["data"]
-    assert body == {
-        "success": True,
-        "message": "Ticket encontrado.",
-        "data": {
-            "id": str(ticket.pk),
-            "numero": 1,
-            "assunto": "Impressora",
-            "descricao": "Não imprime",
-            "prioridade": "urgente",
-            "canal_origem": "api",
-            "status": {"nome": "Aberto", "categoria": "aberto", "cor": "#3B82F6"},
-            "solicitante": {"nome": "Maria", "email": "maria@example.com", "telefone": "1199", "external_id": "cli-9"},
-            "external_id": "pedido-9",
-            "origem_sistema": "api",
-            "criado_em": data["criado_em"],
-            "atualizado_em": data["atualizado_em"],
-            "resolvido_em": None,
-            "respostas": [],
-        },
-        "errors": [],
+    data = assert_success(response, 200, "Ticket encontrado.")
+    assert data == {
+        "id": str(ticket.pk),
+        "numero": 1,
+        "assunto": "Impressora",
+        "descricao": "Não imprime",
+        "prioridade": "urgente",
+        "canal_origem": "api",
+        "status": {"nome": "Aberto", "categoria": "aberto", "cor": "#3B82F6"},
+        "solicitante": {"nome": "Maria", "email": "maria@example.com", "telefone": "1199", "external_id": "cli-9"},
+        "external_id": "pedido-9",
+        "origem_sistema": "api",
+        "criado_em": data["criado_em"],
+        "atualizado_em": data["atualizado_em"],
+        "resolvido_em": None,
+        "respostas": [],
     }
     assert utc(data["criado_em"]) == ticket.created_at
     assert utc(data["atualizado_em"]) == ticket.updated_at

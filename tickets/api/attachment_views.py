@@ -58,12 +58,12 @@ class TicketAttachmentViewSet(PartnerViewSet):
     takes_body = False  # an empty multipart body is a missing `arquivo` (422), not malformed JSON
     _ticket: Ticket | None = None
 
-    def list(self, request, id):
-        ticket = ticket_get(organization=self.organization, ticket_id=id)
+    def list(self, request, **kwargs):
+        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
         payload = _page(request, attachment_list_public(ticket=ticket), ATTACHMENT_COLUMNS, attachments_public)
         return EnvelopeResponse(payload, message="Anexos listados.")
 
-    def create(self, request, id):
+    def create(self, request, **kwargs):
         self.read_upload(request)
         payload = AttachmentUploadIn(data=_form_data(request, ("resposta_id",)))
         payload.is_valid(raise_exception=True)
@@ -101,8 +101,8 @@ def _form_data(request, text_fields: tuple[str, ...]) -> dict:
 
 @panel_ticket_attachment_docs
 class PanelTicketAttachmentViewSet(AgentPanelViewSet):
-    def list(self, request, id):
-        ticket = ticket_get(organization=self.organization, ticket_id=id)
+    def list(self, request, **kwargs):
+        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
         queryset = attachment_list_panel(ticket=ticket)
         payload = _page(request, queryset, PANEL_ATTACHMENT_COLUMNS, attachments_panel)
         return EnvelopeResponse(payload, message="Anexos listados.")

@@ -61,21 +61,23 @@ class PanelTicketViewSet(AgentPanelViewSet):
         ticket = ticket_open(organization=self.organization, actor=Actor.of_agent(self.agent), **values)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket criado.", status=201)
 
-    def retrieve(self, request, id):
-        row = ticket_row_panel(organization=self.organization, ticket_id=id)
+    def retrieve(self, request, **kwargs):
+        row = ticket_row_panel(organization=self.organization, ticket_id=kwargs["id"])
         return EnvelopeResponse(tickets_panel([row])[0], message="Ticket encontrado.")
 
-    def partial_update(self, request, id):
-        ticket = ticket_get(organization=self.organization, ticket_id=id)
+    def partial_update(self, request, **kwargs):
+        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
         payload = PanelTicketUpdateIn(data=request.data)
         payload.is_valid(raise_exception=True)
         ticket = ticket_update_by_ids(ticket=ticket, actor=Actor.of_agent(self.agent), **payload.validated_data)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket atualizado.")
 
-    def destroy(self, request, id):
+    def destroy(self, request, **kwargs):
         if not request.user.has_perm(DELETE_TICKETS_PERM):
             raise AccessDenied(detail="Você não tem permissão para excluir tickets.")
-        ticket_delete(ticket=ticket_get(organization=self.organization, ticket_id=id), actor=Actor.of_agent(self.agent))
+        ticket_delete(
+            ticket=ticket_get(organization=self.organization, ticket_id=kwargs["id"]), actor=Actor.of_agent(self.agent)
+        )
         return EnvelopeResponse(None, message="Ticket excluído.")
 
     @action(
@@ -84,8 +86,8 @@ class PanelTicketViewSet(AgentPanelViewSet):
         url_path="respostas",
         parser_classes=[JSONObjectParser, StreamedMultiPartParser],
     )
-    def replies(self, request, id):
-        ticket = ticket_get(organization=self.organization, ticket_id=id)
+    def replies(self, request, **kwargs):
+        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
         if not self.streams_upload(request._request):
             payload = PanelReplyIn(data=request.data)
             payload.is_valid(raise_exception=True)
@@ -100,8 +102,8 @@ class PanelTicketViewSet(AgentPanelViewSet):
         return EnvelopeResponse(data, message="Resposta enviada.", status=201)
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
-    def reply(self, request, id, resposta):
-        reply = reply_get(ticket=ticket_get(organization=self.organization, ticket_id=id), reply_id=resposta)
+    def reply(self, request, resposta, **kwargs):
+        reply = reply_get(ticket=ticket_get(organization=self.organization, ticket_id=kwargs["id"]), reply_id=resposta)
         reply_ensure_editable_by_agent(reply, self.agent)  # 403 before the body is even looked at
         payload = PanelReplyEditIn(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -74,22 +74,26 @@ class TicketViewSet(PartnerViewSet):
         }
         return EnvelopeResponse(payload, message="Alterações listadas.")
 
-    def retrieve(self, request, id):
-        row = ticket_row_public(organization=self.organization, ticket_id=id)
+    def retrieve(self, request, **kwargs):
+        row = ticket_row_public(organization=self.organization, ticket_id=kwargs["id"])
         return EnvelopeResponse(tickets_public([row])[0], message="Ticket encontrado.")
 
     @action(detail=True, methods=["post"], url_path="respostas")
-    def replies(self, request, id):
+    def replies(self, request, **kwargs):
         payload = ReplyIn(data=request.data)
         if not payload.is_valid():
-            ticket_get(organization=self.organization, ticket_id=id)  # a missing ticket's 404 comes first
+            ticket_get(organization=self.organization, ticket_id=kwargs["id"])  # a missing ticket's 404 comes first
             raise ValidationError(payload.errors)
-        reply = reply_create_by_customer(organization=self.organization, ticket_id=id, **payload.validated_data)
+        reply = reply_create_by_customer(
+            organization=self.organization, ticket_id=kwargs["id"], **payload.validated_data
+        )
         return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta enviada.", status=201)
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
-    def reply(self, request, id, resposta):
-        reply = reply_get_public(ticket=ticket_get(organization=self.organization, ticket_id=id), reply_id=resposta)
+    def reply(self, request, resposta, **kwargs):
+        reply = reply_get_public(
+            ticket=ticket_get(organization=self.organization, ticket_id=kwargs["id"]), reply_id=resposta
+        )
         reply_ensure_editable_by_customer(reply)  # 403 before the body is even looked at
         payload = ReplyIn(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -1,0 +1,1 @@
+"""What the bench (`bench/`) and the tests (`tests/`) share; the product imports nothing from here."""
