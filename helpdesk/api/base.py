@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 def raw_body(request) -> bytes:
     """The request body, refused past the 1 MiB limit (Django raises before reading more)."""
     try:
-        return request._request.body
+        return request.body  # DRF's Request answers with its HttpRequest's attributes
     except RequestDataTooBig:
         raise domain.PayloadTooLarge()
 
