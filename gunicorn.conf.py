@@ -43,6 +43,7 @@ _SIGNED_PHOTO_PATH = re.compile(r"(/api/v1/(?:atendentes/avatar|anexos)/)[^/?\s]
 class AccessLogger(Logger):
     """gunicorn's logger; the path of a signed photo or attachment URL is written with `{token}` for its token."""
 
+    # Private gunicorn API: test_the_access_log_writes_a_signed_urls_token_as_a_placeholder
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
         for name in ("U", "r"):
@@ -110,6 +111,7 @@ def _write_error(sock, status_int, reason, mesg):
 def _answer_gunicorns_own_errors_in_the_envelope():
     from gunicorn import util
 
+    # Private gunicorn API: test_the_web_servers_own_refusals_are_in_the_envelope
     util.write_error = _write_error
 
 

@@ -37,6 +37,7 @@ class EnvelopeViewMixin:
         super().initial(request, *args, **kwargs)  # authentication, permissions
         self.rate_limit(request)
         has_handler = hasattr(self, request.method.lower())
+        # Private DRF API: test_the_json_body_limit_does_not_apply_to_uploads
         reads_json = self.takes_body and has_handler and not self.streams_upload(request._request)
         if reads_json and request.method in ("POST", "PATCH") and not raw_body(request):
             raise domain.BadRequest("JSON inválido.", field="body", detail="O corpo da requisição está vazio.")

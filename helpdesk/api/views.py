@@ -94,6 +94,7 @@ class SchemaView(SpectacularAPIView):
         super().initial(request, *args, **kwargs)
         count_request(request, group="schema", rate=settings.SCHEMA_RATE_LIMIT, key=client_address, policy="esquema")
 
+    # Private drf-spectacular API: test_the_schema_is_generated_once_per_process_and_format
     def _get_schema_response(self, request):
         version = self.api_version or request.version or self._get_version_parameter(request)
         media_type = request.accepted_media_type
