@@ -43,6 +43,7 @@ _SIGNED_PHOTO_PATH = re.compile(r"(/api/v1/(?:atendentes/avatar|anexos)/)[^/?\s]
 class AccessLogger(Logger):
     """gunicorn's logger; the path of a signed photo or attachment URL is written with `{token}` for its token."""
 
+    # Private gunicorn API: test_the_access_log_writes_a_signed_urls_token_as_a_placeholder
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
         for name in ("U", "r"):
@@ -84,25 +85,22 @@ _GUNICORN_ERRORS = {
 
 
 def _write_error(sock, status_int, reason, mesg):
-    import json
-
+    # Imported here: a worker has loaded the application (and Django's settings) by the time it answers.
     from gunicorn import util
 
-    message, field, detail = _GUNICORN_ERRORS.get(
-        status_int, ("Requisição inválida.", "request", "A requisição não pôde ser processada.")
-    )
+    from helpdesk.api.envelope import error_body, spaced_json_bytes
+    from helpdesk.api.exceptions import internal_error
+    from helpdesk.exceptions import ApplicationError
+
     if status_int >= 500:
-        message, field, detail = "Erro interno do servidor.", "server", "Ocorreu um erro inesperado. Tente novamente."
-    body = json.dumps(
-        {
-            "success": False,
-            "message": message,
-            "status": status_int,
-            "data": None,
-            "errors": {"field": field, "message": detail},
-        },
-        ensure_ascii=False,
-    ).encode("utf-8")
+        error = internal_error()
+    else:
+        message, field, detail = _GUNICORN_ERRORS.get(
+            status_int, ("Requisição inválida.", "request", "A requisição não pôde ser processada.")
+        )
+        error = ApplicationError(message, field=field, detail=detail)
+    error.status_code = status_int
+    body = spaced_json_bytes(error_body(error))
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
@@ -113,6 +111,7 @@ def _write_error(sock, status_int, reason, mesg):
 def _answer_gunicorns_own_errors_in_the_envelope():
     from gunicorn import util
 
+    # Private gunicorn API: test_the_web_servers_own_refusals_are_in_the_envelope
     util.write_error = _write_error
 
 

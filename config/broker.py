@@ -70,6 +70,7 @@ def _create_private(database: str | None) -> None:
 
 
 class Channel(kombu_sqlalchemy.Channel):
+    # Private kombu API: test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_once
     def _engine_from_config(self):
         conninfo = self.connection.client
         options = {key: value for key, value in conninfo.transport_options.items() if key not in _NOT_ENGINE_OPTIONS}
@@ -84,9 +85,11 @@ class Channel(kombu_sqlalchemy.Channel):
                 connection.commit()
         return engine
 
+    # Private kombu API: test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_once
     def _find_queue(self, queue):
         return self.session.query(self.queue_cls).filter(self.queue_cls.name == queue).first()
 
+    # Private kombu API: test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_once
     def _get_or_create(self, queue):
         found = self._find_queue(queue)
         if found is None:
@@ -98,6 +101,7 @@ class Channel(kombu_sqlalchemy.Channel):
             found = self._find_queue(queue)
         return found
 
+    # Private kombu API: test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_once
     def _get(self, queue):
         found = self._get_or_create(queue)
         messages = self.message_cls.__table__
@@ -125,6 +129,7 @@ class Transport(kombu_sqlalchemy.Transport):
 
     def establish_connection(self):
         established = super().establish_connection()
+        # Private kombu API: test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_once
         channel = self._avail_channels[-1]
         try:
             channel.session.execute(text("SELECT 1 FROM kombu_queue LIMIT 1"))
@@ -134,6 +139,7 @@ class Transport(kombu_sqlalchemy.Transport):
 
 
 def _forget_engines_in_the_child() -> None:
+    # Private kombu API: test_a_forked_child_opens_broker_connections_of_its_own
     for engine, _session_factory in kombu_sqlalchemy.Channel._engines.values():
         engine.dispose(close=False)
 

@@ -180,6 +180,7 @@ def _actor_of(request) -> AuditActor:
         return AuditActor(AuditRecord.ACTOR_SYSTEM, "", _system_name.get())
     user = request.__dict__.get("user")
     if isinstance(user, SimpleLazyObject):
+        # Private Django API: test_an_admin_write_is_recorded_with_the_staff_user
         user = None if user._wrapped is empty else user._wrapped
     credential = getattr(user, "credential", None)
     if credential is not None:

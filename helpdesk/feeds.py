@@ -127,6 +127,7 @@ class WrittenOnce(models.Model):
         abstract = True
 
     def save(self, *args, **kwargs):
+        # Private Django API: test_events_are_recorded_and_listed_in_order_without_any_webhook
         if self._state.adding:
             for name, value in change_fields(type(self), self.organization_id).items():
                 setattr(self, name, value)

@@ -31,6 +31,7 @@ def caller_of(request) -> dict:
     """
     user = request.__dict__.get("user")
     if isinstance(user, SimpleLazyObject):
+        # Private Django API: test_the_admin_answers_with_a_request_id_and_logs_its_user
         user = None if user._wrapped is empty else user._wrapped
     if not getattr(user, "is_authenticated", False):
         return {}

@@ -125,14 +125,17 @@ def _usage(request, *, group: str, rate: str, value: str, increment: bool) -> di
     cache = caches[settings.RATELIMIT_USE_CACHE]
     if not increment or not isinstance(cache, RedisCache) or not getattr(settings, "RATELIMIT_ENABLE", True):
         return get_usage(request, group=group, key=lambda _group, _request: value, rate=rate, increment=increment)
+    # Private django-ratelimit API: test_the_one_round_trip_count_is_django_ratelimits_count
     limit, period = _split_rate(rate)
     window = _get_window(value, period)
     cache_key = cache.make_and_validate_key(_make_cache_key(group, window, rate, value, ALL))
+    # Private Django API: test_the_one_round_trip_count_is_django_ratelimits_count
     pipeline = cache._cache.get_client(cache_key, write=True).pipeline(transaction=False)
     pipeline.set(cache_key, 0, ex=period + EXPIRATION_FUDGE, nx=True)
     pipeline.incr(cache_key)
     _created, count = pipeline.execute()
     # The window's clock, as get_usage reads it (django-ratelimit's module clock).
+    # Private django-ratelimit API: test_the_one_round_trip_count_is_django_ratelimits_count
     time_left = window - int(ratelimit_core.time.time())
     return {"count": count, "limit": limit, "should_limit": count > limit, "time_left": time_left}
 
@@ -210,6 +213,7 @@ def _in_flight_add(cache, key: str, delta: int) -> int:
     ttl = settings.IN_FLIGHT_TTL_SECONDS
     if isinstance(cache, RedisCache):
         key = cache.make_and_validate_key(key)
+        # Private Django API: test_the_in_flight_count_on_redis_is_one_round_trip_each_way
         pipeline = cache._cache.get_client(key, write=True).pipeline(transaction=False)
         pipeline.set(key, 0, ex=ttl, nx=True)
         pipeline.incrby(key, delta)

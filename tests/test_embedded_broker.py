@@ -23,6 +23,8 @@ import sys
 from collections import Counter
 
 from django.conf import settings
+from kombu import Connection
+from kombu.transport import sqlalchemy as kombu_sqlalchemy
 
 from tests.e2e.stack import wait_for
 
@@ -103,3 +105,23 @@ def test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_o
     # Messages carry task arguments: readable by this user only, like the database.
     assert stat.S_IMODE(broker_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(data_dir.joinpath("broker.sqlite3-wal").stat().st_mode) == 0o600
+
+
+def test_a_forked_child_opens_broker_connections_of_its_own(tmp_path):
+    """A prefork worker forks its pool after it opened the broker file: a child must not share the
+    parent's pooled SQLite connections (config/broker.py forgets kombu's cached engines at fork)."""
+    url = f"sqlite:///{tmp_path / 'broker.sqlite3'}"
+    with Connection(url, transport="config.broker:Transport") as connection:
+        connection.connect()
+        engine, _session_factory = kombu_sqlalchemy.Channel._engines[url]
+        assert engine.pool.checkedin() >= 1  # the connection check left one in the pool
+
+        child = os.fork()
+        if child == 0:  # the child reports on its inherited engine, and leaves at once
+            os._exit(0 if engine.pool.checkedin() == 0 else 1)
+        _pid, status = os.waitpid(child, 0)
+
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert engine.pool.checkedin() >= 1  # the parent's connections are untouched
+    engine.dispose()
+    kombu_sqlalchemy.Channel._engines.pop(url)

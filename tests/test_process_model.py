@@ -5,7 +5,9 @@ import os
 import runpy
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 from django.conf import settings
 
@@ -46,6 +48,27 @@ def test_the_access_log_never_names_the_http_basic_user(monkeypatch):
 
     assert conf["bind"] == "0.0.0.0:9123"
     assert "%(u)s" not in conf["access_log_format"]
+
+
+def test_the_access_log_writes_a_signed_urls_token_as_a_placeholder(monkeypatch, tmp_path):
+    from gunicorn.config import Config
+
+    conf = gunicorn_settings(monkeypatch)
+    config = Config()
+    config.set("accesslog", str(tmp_path / "access.log"))
+    config.set("access_log_format", conf["access_log_format"])
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": "/api/v1/anexos/um.token.assinado?download=1",
+        "PATH_INFO": "/api/v1/anexos/um.token.assinado",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "192.0.2.1",
+    }
+    response = SimpleNamespace(status="200 OK", headers=[], sent=10)
+
+    conf["logger_class"](config).access(response, SimpleNamespace(headers=[]), environ, timedelta(milliseconds=5))
+
+    assert (tmp_path / "access.log").read_text() == '192.0.2.1 "GET /api/v1/anexos/{token} HTTP/1.1" 200 10 5ms\n'
 
 
 def test_no_control_socket_is_shared_between_servers_of_one_user(monkeypatch):

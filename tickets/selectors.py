@@ -423,9 +423,7 @@ def status_default_open(*, organization: Organization) -> TicketStatus:
         logger.warning("cache unavailable for %s", key, exc_info=True)
         cached = None
     if cached is not None:
-        status = TicketStatus(**dict(zip(_STATUS_FIELDS, cached, strict=True)))
-        status._state.adding, status._state.db = False, "default"
-        return status
+        return TicketStatus.from_db("default", _STATUS_FIELDS, cached)
     status = status_first_of_category(organization_id=organization.pk, category=StatusCategory.OPEN)
     if status is not None:
         try:

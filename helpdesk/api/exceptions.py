@@ -18,11 +18,10 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from helpdesk import exceptions as domain
+from helpdesk.api.envelope import error_body
 from helpdesk.metrics.instruments import rate_limit_rejected
 
 logger = logging.getLogger(__name__)
-
-VALIDATION_MESSAGE = "Erro de validação"
 
 _BY_STATUS = {
     400: lambda: domain.BadRequest("JSON inválido.", detail="O corpo da requisição não é um JSON válido."),
@@ -32,20 +31,6 @@ _BY_STATUS = {
     415: domain.UnsupportedMediaType,
     429: domain.RateLimited,
 }
-
-
-def error_payload(error: domain.ApplicationError) -> dict:
-    return {
-        "success": False,
-        "message": error.message,
-        "status": error.status_code,
-        "data": None,
-        "errors": {"field": error.field, "message": error.detail},
-    }
-
-
-def validation_payload(errors: dict[str, list[str]]) -> dict:
-    return {"success": False, "message": VALIDATION_MESSAGE, "errors": errors}
 
 
 def flatten_validation_errors(detail, prefix: str = "") -> dict[str, list[str]]:
@@ -77,9 +62,9 @@ def _printable(message) -> str:
 
 def envelope_exception_handler(exc, context):
     if isinstance(exc, drf.ValidationError):
-        return Response(validation_payload(flatten_validation_errors(exc.detail)), status=422)
+        exc = domain.ValidationFailed(flatten_validation_errors(exc.detail))
     if isinstance(exc, domain.ValidationFailed):
-        return Response(validation_payload(exc.errors), status=422)
+        return Response(error_body(exc), status=422)
     if isinstance(exc, Ratelimited):
         exc = domain.RateLimited()
     if isinstance(exc, domain.RateLimited):
@@ -110,7 +95,7 @@ def _framework_error(status_code: int, context) -> domain.ApplicationError:
 
 def _render(error: domain.ApplicationError, response: Response, context) -> Response:
     """The envelope for `error`, keeping the headers DRF put on `response` (Retry-After, WWW-Authenticate)."""
-    response.data = error_payload(error)
+    response.data = error_body(error)
     response.status_code = error.status_code
     for name, value in error.headers.items():
         response[name] = value

@@ -48,6 +48,7 @@ class EnvelopeAutoSchema(AutoSchema):
     """Path ids are plain strings (a malformed id is a 404 of the resource, never a route 404);
     every operation also documents the answers its door gives whatever the resource."""
 
+    # Private drf-spectacular API: test_path_ids_are_plain_strings
     def _resolve_path_parameters(self, variables):
         string = build_basic_type(OpenApiTypes.STR)
         return [build_parameter_type(name=name, schema=string, location=OpenApiParameter.PATH) for name in variables]
@@ -56,6 +57,7 @@ class EnvelopeAutoSchema(AutoSchema):
         # Docstrings of views are for developers; descriptions come from the views' docs modules.
         return None
 
+    # Private drf-spectacular API: test_every_patch_body_is_required_and_an_empty_one_is_a_documented_400
     def _get_request_for_media_type(self, serializer, direction="request"):
         # The input serializers are never partial, PATCH included: their optional fields say so
         # themselves (a reply edit requires `mensagem`). A body is always a JSON object: an empty
@@ -66,6 +68,7 @@ class EnvelopeAutoSchema(AutoSchema):
             return (component.ref, True) if component else (None, False)
         return super()._get_request_for_media_type(serializer, direction)
 
+    # Private drf-spectacular API: test_optional_query_parameters_allow_an_empty_value
     def _get_parameters(self):
         parameters = super()._get_parameters()
         for parameter in parameters:
@@ -74,6 +77,7 @@ class EnvelopeAutoSchema(AutoSchema):
                 parameter["allowEmptyValue"] = True
         return parameters
 
+    # Private drf-spectacular API: test_every_answer_has_a_description
     def _get_response_bodies(self, direction="response"):
         # Not get_response_serializers: @extend_schema(responses=...) replaces that method.
         responses = super()._get_response_bodies(direction)
@@ -84,6 +88,7 @@ class EnvelopeAutoSchema(AutoSchema):
             response["description"] = response.get("description") or "Sucesso."
         return dict(sorted(responses.items()))
 
+    # Private drf-spectacular API: test_a_text_that_may_be_blank_has_one_pattern_not_a_one_of
     def _insert_field_validators(self, field, schema):
         super()._insert_field_validators(field, schema)
         # drf-spectacular offers "" beside any patterned text that may be blank; NO_NUL admits ""
@@ -114,6 +119,7 @@ class EnvelopeAutoSchema(AutoSchema):
         codes = errors(414, 503)
         if self._takes_body():
             codes.update(errors(400, 413, 415, 422))
+        # Private drf-spectacular API: test_a_422_is_documented_where_a_query_string_or_a_body_is_read
         if any(parameter["in"] == "query" for parameter in super()._get_parameters()):
             codes.update(errors(422))
         if "{" in self.path:
@@ -126,6 +132,7 @@ class EnvelopeAutoSchema(AutoSchema):
             codes.update(errors(429))
         return codes
 
+    # Private drf-spectacular API: test_every_429_and_503_promises_the_retry_after_the_service_sends
     def _get_response_headers_for_code(self, status_code, direction="response"):
         headers = super()._get_response_headers_for_code(status_code, direction)
         door = self._door()
@@ -349,6 +356,7 @@ class TextFieldExtension(OpenApiSerializerFieldExtension):
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
+        # Private drf-spectacular API: test_text_with_nul_is_refused_by_the_schema_and_by_the_service
         schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
         field = self.target
         blank_refused = not field.allow_blank and field.trim_whitespace

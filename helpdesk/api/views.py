@@ -6,7 +6,7 @@ import threading
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView
@@ -14,7 +14,8 @@ from rest_framework.permissions import AllowAny
 
 from helpdesk import exceptions as domain
 from helpdesk.api.base import EnvelopeAPIView
-from helpdesk.api.exceptions import database_unavailable, error_payload, internal_error, is_database_outage
+from helpdesk.api.envelope import error_response
+from helpdesk.api.exceptions import database_unavailable, internal_error, is_database_outage
 from helpdesk.api.renderers import EnvelopeRenderer
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.views_docs import health_docs
@@ -73,6 +74,7 @@ class SchemaView(SpectacularAPIView):
         super().initial(request, *args, **kwargs)
         count_request(request, group="schema", rate=settings.SCHEMA_RATE_LIMIT, key=client_address, policy="esquema")
 
+    # Private drf-spectacular API: test_the_schema_is_generated_once_per_process_and_format
     def _get_schema_response(self, request):
         version = self.api_version or request.version or self._get_version_parameter(request)
         media_type = request.accepted_media_type
@@ -115,16 +117,12 @@ def _ping_broker(app):
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
-def _route_not_found_payload():
-    return error_payload(
-        domain.NotFound("Rota não encontrada.", field="path", detail="Não existe recurso neste endereço.")
-    )
-
-
 @csrf_exempt  # no cookie session under /api: a POST to an unknown route is a 404, not Django's CSRF page
 def api_route_not_found(request, *args, **kwargs):
     """Catch-all under /api/: a JSON envelope even when DEBUG is on."""
-    return JsonResponse(_route_not_found_payload(), status=404, json_dumps_params={"ensure_ascii": False})
+    return error_response(
+        domain.NotFound("Rota não encontrada.", field="path", detail="Não existe recurso neste endereço.")
+    )
 
 
 def _is_api_path(path: str) -> bool:
@@ -145,7 +143,7 @@ def handler400(request, exception=None):
         error = domain.BadRequest(
             "Requisição inválida.", field="Host", detail="O endereço pedido não é servido por este servidor."
         )
-        return JsonResponse(error_payload(error), status=400, json_dumps_params={"ensure_ascii": False})
+        return error_response(error)
     from django.views.defaults import bad_request
 
     return bad_request(request, exception)
@@ -158,13 +156,7 @@ def handler500(request):
     """
     outage = is_database_outage(sys.exception())
     if _is_api_path(request.path):
-        error = database_unavailable() if outage else internal_error()
-        response = JsonResponse(
-            error_payload(error), status=error.status_code, json_dumps_params={"ensure_ascii": False}
-        )
-        for name, value in error.headers.items():
-            response[name] = value
-        return response
+        return error_response(database_unavailable() if outage else internal_error())
     if outage:
         error = database_unavailable()
         return HttpResponse(UNAVAILABLE_PAGE, status=503, headers=error.headers)

@@ -28,6 +28,7 @@ def token_accepted(authorization: str | None, token: str) -> bool:
 
 def multiprocess_directory() -> str | None:
     """This server's directory, when prometheus_client writes values to files (it decided at import)."""
+    # Private prometheus_client API: test_a_scrape_adds_up_every_process_of_the_server_including_those_that_exited
     return os.environ.get(MULTIPROC_ENV) if getattr(values.ValueClass, "_multiprocess", False) else None
 
 

@@ -5,13 +5,12 @@ import json
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.http import HttpResponse
 from rest_framework import exceptions as drf
 from rest_framework.permissions import IsAuthenticated
-from rest_framework.renderers import JSONRenderer
-from rest_framework.response import Response
 
 from helpdesk.api.base import EnvelopeViewSet, raw_body
-from helpdesk.api.renderers import enveloped
+from helpdesk.api.envelope import json_bytes
 from helpdesk.ratelimit import client_address, client_ip, count_request, in_flight_acquire, in_flight_release
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import (
@@ -98,8 +97,9 @@ class PartnerViewSet(EnvelopeViewSet):
 
     def handle_exception(self, exc):
         if isinstance(exc, _ReplayStored):
-            response = Response(exc.replay.body, status=exc.replay.status_code)
-            response.is_envelope = True
+            # The stored answer is the whole envelope already: written as it is, never wrapped again.
+            body = json_bytes(exc.replay.body)
+            response = HttpResponse(body, status=exc.replay.status_code, content_type="application/json")
             response["Idempotent-Replayed"] = "true"
             return response
         return super().handle_exception(exc)
@@ -112,14 +112,15 @@ class PartnerViewSet(EnvelopeViewSet):
         # An upload runs outside the request's transaction (EnvelopeViewMixin.streams_upload): its claim
         # was committed, and a 5xx answer deletes it (idempotency_complete).
         rolled_back = connection.in_atomic_block and transaction.get_rollback()
-        if idempotency is not None and not isinstance(idempotency, Replay) and not rolled_back:
-            body = json.loads(JSONRenderer().render(enveloped(response)))
-            idempotency_complete(record=idempotency, status_code=response.status_code, body=body)
         response = super().finalize_response(request, response, *args, **kwargs)
         state = getattr(request, "rate_limit_state", None)
         if state is not None:
             for name, value in state.headers().items():
                 response[name] = value
+        if idempotency is not None and not isinstance(idempotency, Replay) and not rolled_back:
+            # What is stored is what is sent: the answer rendered now (Django then sends it as it is).
+            body = json.loads(response.render().content)
+            idempotency_complete(record=idempotency, status_code=response.status_code, body=body)
         return response
 
 

@@ -6,15 +6,17 @@ import pytest
 from django_ratelimit.core import get_usage
 
 from helpdesk.exceptions import RateLimited
-from helpdesk.ratelimit import count_request
+from helpdesk.ratelimit import count_request, in_flight_acquire, in_flight_release
 
 
 def _by_client(group, request) -> str:
     return request.client
 
 
-def test_the_one_round_trip_count_is_django_ratelimits_count(redis_only, monkeypatch):
-    round_trips = []
+@pytest.fixture
+def round_trips(redis_only, monkeypatch) -> list:
+    """One entry per pipeline the limiter opens on the cache's Redis client."""
+    calls: list = []
     client_of = redis_only._cache.get_client
 
     def counting_client(*args, **kwargs):
@@ -22,13 +24,17 @@ def test_the_one_round_trip_count_is_django_ratelimits_count(redis_only, monkeyp
         pipeline_of = client.pipeline
 
         def pipeline(*p_args, **p_kwargs):
-            round_trips.append(1)
+            calls.append(1)
             return pipeline_of(*p_args, **p_kwargs)
 
         client.pipeline = pipeline
         return client
 
     monkeypatch.setattr(redis_only._cache, "get_client", counting_client)
+    return calls
+
+
+def test_the_one_round_trip_count_is_django_ratelimits_count(round_trips):
     request = SimpleNamespace(client="cliente-a")
 
     states = [count_request(request, group="teste", rate="10/m", key=_by_client, policy="p") for _ in range(3)]
@@ -49,3 +55,17 @@ def test_past_the_limit_on_redis_is_429_with_the_headers(redis_only):
 
     assert refused.value.headers["X-RateLimit-Remaining"] == "0"
     assert int(refused.value.headers["Retry-After"]) >= 1
+
+
+def test_the_in_flight_count_on_redis_is_one_round_trip_each_way(round_trips, settings):
+    settings.PARTNER_MAX_CONCURRENT_REQUESTS = 2
+    held = [in_flight_acquire("org-a") for _ in range(2)]
+
+    with pytest.raises(RateLimited):
+        in_flight_acquire("org-a")
+    for key in held:
+        in_flight_release(key)
+
+    assert held == ["hd:em-voo:org-a"] * 2
+    assert len(round_trips) == 3 + 1 + 2  # three counts, the refused one given back, two releases
+    assert in_flight_acquire("org-a") == "hd:em-voo:org-a"  # every place was given back

@@ -14,7 +14,7 @@ from django.core import signing
 from django.db.models import Prefetch
 from django.test import RequestFactory
 
-from helpdesk.api.renderers import json_bytes
+from helpdesk.api.envelope import json_bytes
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, png_file, status_of
 from tickets.api.output import (
     reply_panel,

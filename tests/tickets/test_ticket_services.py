@@ -7,6 +7,7 @@ from helpdesk.exceptions import ValidationFailed
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_organization, make_ticket, status_of
 from tickets.exceptions import ReplyNotEditable, TicketClosed
 from tickets.models import Reply, ReplyOrigin, StatusCategory, TicketStatus
+from tickets.selectors import status_default_open
 from tickets.services import (
     RequesterData,
     reply_create_by_agent,
@@ -34,6 +35,19 @@ def test_new_ticket_takes_the_default_open_status(organization):
 
     assert ticket.status == status_of(organization, StatusCategory.OPEN)
     assert ticket.resolved_at is None
+
+
+def test_the_default_open_status_comes_from_the_cache_as_the_stored_row(organization, django_assert_num_queries):
+    stored = make_ticket(organization).status  # the first create reads it and keeps it in the cache
+
+    with django_assert_num_queries(0):
+        cached = status_default_open(organization=organization)
+
+    assert cached == stored
+    assert [getattr(cached, field.attname) for field in TicketStatus._meta.concrete_fields] == [
+        getattr(stored, field.attname) for field in TicketStatus._meta.concrete_fields
+    ]
+    assert (cached._state.adding, cached._state.db) == (False, "default")  # a saved row, as from a query
 
 
 def test_agent_adds_public_reply_and_internal_note(organization, agent):

@@ -88,6 +88,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
     )
     def replies(self, request, **kwargs):
         ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
+        # Private DRF API: test_a_panel_reply_with_files_answers_the_reply_and_its_attachments
         if not self.streams_upload(request._request):
             payload = PanelReplyIn(data=request.data)
             payload.is_valid(raise_exception=True)

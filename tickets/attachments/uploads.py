@@ -80,6 +80,7 @@ class StreamedUploadHandler(FileUploadHandler):
 
 def use_streamed_uploads(request, *, max_files: int) -> None:
     """Before the body is read: this request's files go through StreamedUploadHandler only."""
+    # Private DRF API: test_the_limit_is_counted_while_the_file_streams_not_after
     request._request.upload_handlers = [StreamedUploadHandler(request._request, max_files=max_files)]
 
 

@@ -65,6 +65,7 @@ class BoundedConnection(psycopg.Connection):
     # Set when this connection was given up for want of an answer: a new one would wait as long.
     unanswered = False
 
+    # Private psycopg API: test_a_server_that_does_not_answer_fails_the_query_at_the_answer_timeout
     def wait(self, gen, interval=0.1, timeout=None):
         if timeout is not None:  # psycopg's own bounded waits (a cancel) keep their bound
             return super().wait(gen, interval=interval, timeout=timeout)
@@ -75,6 +76,7 @@ class BoundedConnection(psycopg.Connection):
             try:
                 # Resuming `gen` after a timed-out wait is what psycopg itself does after a Ctrl-C.
                 return super().wait(gen, interval=interval, timeout=step)
+            # Private psycopg API: test_a_slow_statement_on_a_server_that_answers_keeps_its_budget
             except _WaitTimeout:
                 waited = time.monotonic() - started
                 if remaining is not None and step >= remaining:
@@ -100,6 +102,7 @@ class _Psycopg:
         return getattr(psycopg, name)
 
 
+# Private Django API: test_a_connection_a_request_used_a_moment_ago_is_not_pinged
 class DatabaseWrapper(base.DatabaseWrapper):
     Database = _Psycopg()
     _used_at = float("-inf")
