@@ -17,6 +17,7 @@ from integrations.exceptions import OrganizationSuspended, OriginNotAllowed, Sco
 from integrations.keys import display_prefix, generate_key, key_digest
 from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
 from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
+from integrations.signing import SECRET_PREFIX
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
 
@@ -172,7 +173,6 @@ def credential_record_use(*, credential: ApiCredential) -> None:
 
 
 MAX_WEBHOOKS_PER_ORGANIZATION = 10
-SECRET_PREFIX = "whsec_"
 PREVIOUS_SECRET_GRACE = timedelta(hours=24)
 
 
