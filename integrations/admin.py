@@ -247,10 +247,12 @@ class WebhookAdmin(PublicApiAdmin):
                 self._show_secret(request, webhook)
             return
         webhook = webhook_create(
-            organization=request.user.organization, name=data["name"], url=data["url"], events=data["events"]
+            organization=request.user.organization,
+            name=data["name"],
+            url=data["url"],
+            events=data["events"],
+            is_active=data["is_active"],
         )
-        if not data["is_active"]:
-            webhook_update(webhook=webhook, is_active=False)
         obj.pk = webhook.pk
         self._show_secret(request, webhook)
 

@@ -208,8 +208,17 @@ def webhook_validate(*, name=None, url=None, events=None) -> dict:
     return cleaned
 
 
-def webhook_create(*, organization: Organization, name: str, url: str, events: list[str]) -> Webhook:
+MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
+
+
+def webhook_create(
+    *, organization: Organization, name: str, url: str, events: list[str], is_active: bool = True
+) -> Webhook:
+    """A webhook with a fresh secret (returned once by the caller). Added off (the admin's form), it says it
+    was turned off by hand, as one turned off later does."""
     cleaned = webhook_validate(name=name, url=url, events=events)
+    if not is_active:
+        cleaned.update(is_active=False, deactivated_at=timezone.now(), deactivation_reason=MANUAL_DEACTIVATION_REASON)
     with transaction.atomic():
         # The organization row lock makes the per-organization limit hold under concurrent creates.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
@@ -224,6 +233,7 @@ def webhook_create(*, organization: Organization, name: str, url: str, events: l
                 "nome": change(None, webhook.name),
                 "url": change(None, url_for_audit(webhook.url)),
                 "eventos": change(None, webhook.events),
+                **({} if is_active else {"ativo": change(None, False)}),
             },
         )
         return webhook
@@ -234,9 +244,6 @@ def webhook_limit_check(*, organization: Organization) -> None:
         raise ValidationFailed(
             {"webhook": [f"Limite de {MAX_WEBHOOKS_PER_ORGANIZATION} webhooks por organização atingido."]}
         )
-
-
-MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
 
 
 def webhook_update(
