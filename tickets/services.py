@@ -24,9 +24,9 @@ from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
 from helpdesk.purge import delete_in_batches
 from helpdesk.retention import purge_cutoff
-from helpdesk.selectors import AgentNotFound, object_by_id
+from helpdesk.selectors import agent_get
 from tickets import signals
-from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
+from tickets.exceptions import ReplyNotEditable, TicketClosed, TicketNotFound
 from tickets.models import (
     Attachment,
     AttachmentSender,
@@ -41,7 +41,7 @@ from tickets.models import (
     TicketStatus,
     TicketTombstone,
 )
-from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category
+from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category, status_get
 
 DEFAULT_STATUSES = [
     ("Aberto", StatusCategory.OPEN, "#3B82F6"),
@@ -418,12 +418,10 @@ def ticket_update_by_ids(
     """
     status = None
     if status_id is not UNCHANGED:
-        statuses = TicketStatus.objects.filter(organization_id=ticket.organization_id)
-        status = object_by_id(statuses, status_id, missing=StatusNotFound)
+        status = status_get(organization_id=ticket.organization_id, status_id=status_id)
     assignee = None
     if assignee_id not in (UNCHANGED, None):
-        agents = Agent.objects.filter(organization_id=ticket.organization_id)
-        assignee = object_by_id(agents, assignee_id, missing=AgentNotFound)
+        assignee = agent_get(organization_id=ticket.organization_id, agent_id=assignee_id)
     return ticket_update(
         ticket=ticket,
         status=status,
