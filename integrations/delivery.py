@@ -29,7 +29,6 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
-from helpdesk.audit import audit_record, change
 from helpdesk.db import Table, db_value, model_sql
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Organization
@@ -37,7 +36,7 @@ from integrations import attempt_errors
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
-from integrations.services import webhook_signing_secrets
+from integrations.services import webhook_deactivate, webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
@@ -45,6 +44,8 @@ logger = structlog.get_logger(__name__)
 
 RESPONSE_EXCERPT_BYTES = 1024
 DISPATCH_BATCH = 500
+# 410 Gone: the partner removed the endpoint; nothing more is sent to it (webhook_deactivate).
+GONE_REASON = "Receptor respondeu 410 Gone."
 
 
 @dataclass(frozen=True)
@@ -618,7 +619,7 @@ def _record(
         event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
     )
     if ours and outcome.status_code == 410:
-        webhook_deactivate_gone(webhook_id=delivery.webhook_id)
+        webhook_deactivate(webhook_id=delivery.webhook_id, reason=GONE_REASON)
     if ours:
         delivery.attempt_count, delivery.status, delivery.next_attempt_at = number, status, next_attempt_at
         delivery.last_attempt_at, delivery.lease_expires_at, delivery.updated_at = attempted_at, None, now
@@ -668,29 +669,6 @@ def _state_after(outcome: AttemptOutcome, number: int, now) -> tuple[str, object
     if outcome.status_code == 410 or number >= max_attempts():
         return DeliveryStatus.FAILED, None
     return DeliveryStatus.PENDING, now + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
-
-
-GONE_REASON = "Receptor respondeu 410 Gone."
-
-
-def webhook_deactivate_gone(*, webhook_id) -> None:
-    """410 Gone: the partner removed the endpoint; stop sending to it."""
-    now = timezone.now()
-    with transaction.atomic():
-        changed = Webhook.objects.filter(pk=webhook_id, is_active=True).update(
-            is_active=False, deactivated_at=now, deactivation_reason=GONE_REASON, updated_at=now
-        )
-        WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
-            status=DeliveryStatus.CANCELLED, next_attempt_at=None
-        )
-        if changed:
-            audit_record(
-                "webhook.desativado",
-                organization_id=Webhook.objects.filter(pk=webhook_id).values_list("organization_id", flat=True).first(),
-                resource_type="webhook",
-                resource_id=webhook_id,
-                changes={"ativo": change(True, False), "motivo": change(None, GONE_REASON)},
-            )
 
 
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:
