@@ -10,6 +10,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import (
     OrganizationScopedAdmin,
+    PermissionGate,
     ReadOnlyOrganizationAdmin,
     request_agent,
     user_organization_id,
@@ -29,22 +30,12 @@ from helpdesk.services import (
 )
 
 
-class SuperuserOnlyAdmin(admin.ModelAdmin):
+class SuperuserOnlyAdmin(PermissionGate, admin.ModelAdmin):
     """Cross-organization records: only superusers manage them."""
 
-    def has_module_permission(self, request):
-        return request.user.is_superuser
+    model_permissions = False
 
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_superuser
-
-    def has_add_permission(self, request):
-        return request.user.is_superuser
-
-    def has_change_permission(self, request, obj=None):
-        return request.user.is_superuser
-
-    def has_delete_permission(self, request, obj=None):
+    def may_use(self, request) -> bool:
         return request.user.is_superuser
 
 
@@ -148,6 +139,9 @@ class AgentAdmin(OrganizationScopedAdmin):
     list_select_related = ["user"]
     actions = ["activate", "deactivate"]
     ordering = ["name"]
+    # Agents are deactivated (offboarding), never deleted: their replies keep their author, their tickets
+    # their assignee.
+    refused = ("delete",)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         base = AgentChangeForm if obj is not None else AgentAddForm
@@ -193,11 +187,6 @@ class AgentAdmin(OrganizationScopedAdmin):
         )
         obj.pk = agent.pk
 
-    def has_delete_permission(self, request, obj=None):
-        # Agents are deactivated (offboarding), never deleted: their replies keep their author, their
-        # tickets their assignee.
-        return False
-
     @admin.action(description="Ativar atendentes selecionados", permissions=["change"])
     def activate(self, request, queryset):
         self._set_active(request, queryset, is_active=True)
@@ -227,26 +216,17 @@ admin.site.unregister(BlacklistedToken)
 class OutstandingTokenAdmin(SuperuserOnlyAdmin, token_admin.OutstandingTokenAdmin):
     exclude = ["token"]
 
+    refused = ("add", "change")
+
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in self.model._meta.fields if field.name != "token"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(BlacklistedToken)
 class BlacklistedTokenAdmin(SuperuserOnlyAdmin, token_admin.BlacklistedTokenAdmin):
     fields = ["token_jti", "token_user", "token_created_at", "token_expires_at", "blacklisted_at"]
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    refused = ("add", "change")
 
 
 @admin.register(AuditRecord)

@@ -17,8 +17,43 @@ def user_organization_id(request):
     return None if request.user.is_superuser else request.user.organization_id
 
 
-class OrganizationScopedAdmin(admin.ModelAdmin):
-    """`organization_path` is the lookup from the model to its organization."""
+class PermissionGate:
+    """The five has_*_permission methods of a ModelAdmin, written once. An admin says who may use it at all
+    (`may_use`), which actions nobody takes here (`refused`: "add", "change", "delete"), and whether Django's
+    model permission of the action is needed too (`model_permissions`)."""
+
+    refused: tuple[str, ...] = ()
+    model_permissions = True
+
+    def may_use(self, request) -> bool:
+        raise NotImplementedError
+
+    def _gate(self, request, action: str) -> bool:
+        return action not in self.refused and self.may_use(request)
+
+    def has_module_permission(self, request):
+        return self._gate(request, "module") and (not self.model_permissions or super().has_module_permission(request))
+
+    def has_view_permission(self, request, obj=None):
+        return self._gate(request, "view") and (not self.model_permissions or super().has_view_permission(request, obj))
+
+    def has_add_permission(self, request):
+        return self._gate(request, "add") and (not self.model_permissions or super().has_add_permission(request))
+
+    def has_change_permission(self, request, obj=None):
+        return self._gate(request, "change") and (
+            not self.model_permissions or super().has_change_permission(request, obj)
+        )
+
+    def has_delete_permission(self, request, obj=None):
+        return self._gate(request, "delete") and (
+            not self.model_permissions or super().has_delete_permission(request, obj)
+        )
+
+
+class OrganizationScopedAdmin(PermissionGate, admin.ModelAdmin):
+    """`organization_path` is the lookup from the model to its organization. Staff of an organization (and
+    superusers) use it, with Django's model permissions."""
 
     organization_path = "organization"
     list_per_page = 50
@@ -40,20 +75,8 @@ class OrganizationScopedAdmin(admin.ModelAdmin):
     def _staff_of_an_organization(self, request) -> bool:
         return request.user.is_superuser or bool(request.user.is_staff and request.user.organization_id)
 
-    def has_module_permission(self, request):
-        return self._staff_of_an_organization(request) and super().has_module_permission(request)
-
-    def has_view_permission(self, request, obj=None):
-        return self._staff_of_an_organization(request) and super().has_view_permission(request, obj)
-
-    def has_add_permission(self, request):
-        return self._staff_of_an_organization(request) and super().has_add_permission(request)
-
-    def has_change_permission(self, request, obj=None):
-        return self._staff_of_an_organization(request) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return self._staff_of_an_organization(request) and super().has_delete_permission(request, obj)
+    def may_use(self, request) -> bool:
+        return self._staff_of_an_organization(request)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
@@ -86,20 +109,11 @@ class ReadOnlyOrganizationAdmin(OrganizationScopedAdmin):
     """Rows the services keep (audit records, usage counters): shown to the organization's staff for whom
     `may_read` holds, written by hand by nobody."""
 
+    refused = ("add", "change", "delete")
+    model_permissions = False
+
     def may_read(self, request) -> bool:
         return True
 
-    def has_module_permission(self, request):
+    def may_use(self, request) -> bool:
         return self.may_read(request) and self._staff_of_an_organization(request)
-
-    def has_view_permission(self, request, obj=None):
-        return self.may_read(request) and self._staff_of_an_organization(request)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -33,6 +33,8 @@ from django.db import connection, models
 from django.db.models import BigIntegerField, BooleanField, Expression, F, Func, IntegerField, Q, Value
 from django.utils.encoding import force_bytes
 
+from helpdesk.db import db_value, model_sql
+
 CHANGE_SEQUENCE = "helpdesk_change_seq"  # PostgreSQL only (helpdesk.migrations.0003)
 _NO_LIMIT = 9_223_372_036_854_775_807
 FEED_ORDER = ("change_tx", "change_seq")
@@ -95,15 +97,16 @@ class NextChange(Expression):
 
     def as_sql(self, compiler, connection, **extra_context):
         models = self.model.change_feed_models() if hasattr(self.model, "change_feed_models") else [self.model]
-        quote, parts, params = connection.ops.quote_name, [], []
+        parts, params = [], []
         for model in models:
-            organization = model._meta.get_field("organization")
             # Identifiers from the model, the organization as a parameter.
             parts.append(
-                f"SELECT MAX({quote('change_seq')}) AS seq FROM {quote(model._meta.db_table)} "  # noqa: S608
-                f"WHERE {quote(organization.column)} = %s AND {quote('change_tx')} = 0"
+                model_sql(
+                    "SELECT MAX({t.change_seq}) AS seq FROM {t} WHERE {t.organization} = %s AND {t.change_tx} = 0",
+                    t=model,
+                )
             )
-            params.append(organization.get_db_prep_value(self.organization_id, connection))
+            params.append(db_value(model, "organization", self.organization_id, connection=connection))
         return f"(SELECT COALESCE(MAX(seq), 0) + 1 FROM ({' UNION ALL '.join(parts)}))", params  # noqa: S608
 
     def as_postgresql(self, compiler, connection, **extra_context):

@@ -39,8 +39,9 @@ class AgentNotFound(NotFound):
     detail = "Atendente inexistente nesta organização."
 
 
-def agent_get(*, organization: Organization, agent_id) -> Agent:
-    return object_by_id(Agent.objects.filter(organization=organization), agent_id, missing=AgentNotFound)
+def agent_get(*, organization_id, agent_id) -> Agent:
+    """An agent of the organization, active or not; another organization's is AgentNotFound, as a missing one."""
+    return object_by_id(Agent.objects.filter(organization_id=organization_id), agent_id, missing=AgentNotFound)
 
 
 def active_agent_of(user) -> Agent | None:

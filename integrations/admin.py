@@ -49,25 +49,20 @@ _FIELD_NAMES = {"nome": "name", "url": "url", "eventos": "events", "webhook": No
 
 
 class PublicApiAdmin(OrganizationScopedAdmin):
-    """Staff of an organization need api_publica:gerenciar here, as in the API."""
+    """Staff of an organization need api_publica:gerenciar here, as in the API (not Django's model permissions)."""
+
+    refused = ("delete",)
+    model_permissions = False
 
     def _may_manage(self, request) -> bool:
         return request.user.is_superuser or request.user.has_perm(MANAGE_PUBLIC_API_PERM)
 
-    def has_module_permission(self, request):
-        return self._may_manage(request) and self._staff_of_an_organization(request)
-
-    def has_view_permission(self, request, obj=None):
+    def may_use(self, request) -> bool:
         return self._may_manage(request) and self._staff_of_an_organization(request)
 
     def has_add_permission(self, request):
-        return self._may_manage(request) and user_organization_id(request) is not None
-
-    def has_change_permission(self, request, obj=None):
-        return self._may_manage(request) and self._staff_of_an_organization(request)
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+        # What is added belongs to the adding user's organization: superusers, who have none, add nothing.
+        return super().has_add_permission(request) and user_organization_id(request) is not None
 
 
 class CredentialAdminForm(forms.ModelForm):
@@ -247,10 +242,12 @@ class WebhookAdmin(PublicApiAdmin):
                 self._show_secret(request, webhook)
             return
         webhook = webhook_create(
-            organization=request.user.organization, name=data["name"], url=data["url"], events=data["events"]
+            organization=request.user.organization,
+            name=data["name"],
+            url=data["url"],
+            events=data["events"],
+            is_active=data["is_active"],
         )
-        if not data["is_active"]:
-            webhook_update(webhook=webhook, is_active=False)
         obj.pk = webhook.pk
         self._show_secret(request, webhook)
 
@@ -335,16 +332,11 @@ class WebhookDeliveryAdmin(PublicApiAdmin):
     readonly_fields = fields
     actions = ["send_again"]
     ordering = ["-created_at"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    refused = ("add", "change", "delete")
 
     def has_resend_permission(self, request):
         """The log is read-only; sending again is managing the public API, as in the management API."""
-        return self._may_manage(request) and self._staff_of_an_organization(request)
+        return self.may_use(request)
 
     @admin.display(description="evento", ordering="event__kind")
     def event_kind(self, delivery: WebhookDelivery) -> str:

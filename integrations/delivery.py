@@ -29,14 +29,14 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
-from helpdesk.audit import audit_record, change
-from helpdesk.db import db_value
+from helpdesk.db import Table, db_value, model_sql
 from helpdesk.ids import parse_uuid
+from helpdesk.models import Organization
 from integrations import attempt_errors
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
-from integrations.services import webhook_signing_secrets
+from integrations.services import webhook_deactivate, webhook_signing_secrets
 from integrations.signing import signed_headers
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
@@ -44,6 +44,8 @@ logger = structlog.get_logger(__name__)
 
 RESPONSE_EXCERPT_BYTES = 1024
 DISPATCH_BATCH = 500
+# 410 Gone: the partner removed the endpoint; nothing more is sent to it (webhook_deactivate).
+GONE_REASON = "Receptor respondeu 410 Gone."
 
 
 @dataclass(frozen=True)
@@ -75,85 +77,140 @@ def _claimable(now) -> Q:
 
 
 # The statements every delivery attempt runs (hundreds a second), written out once instead of
-# compiled by the ORM each time: the same SQL on PostgreSQL and SQLite, every value a parameter.
+# compiled by the ORM each time: the same SQL on PostgreSQL and SQLite, with the models' names and
+# DeliveryStatus's values, every other value a parameter.
+_UPDATES = {
+    "delivery": WebhookDelivery,
+    "running": Table(WebhookDelivery, "running"),
+    "pending": DeliveryStatus.PENDING,
+    "sending": DeliveryStatus.SENDING,
+}
+# Claimable (_claimable): pending, or being sent under a lease that ran out by the instant given.
+_CLAIMABLE = model_sql(
+    "({delivery.status} = {pending} OR ({delivery.status} = {sending}"
+    " AND ({delivery.lease_expires_at} IS NULL OR {delivery.lease_expires_at} <= %s)))",
+    **_UPDATES,
+)
 # A message of a webhook at its cap (most of a backlog's) is parked by one statement, without the lock.
 # A slot freed meanwhile still comes back to it: the attempt that ends hands its turn to the oldest parked
 # delivery, and the dispatcher unparks those of a webhook with nothing in flight.
-_PARK_IF_FULL_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL,
-    parked_at = COALESCE(parked_at, %s), next_attempt_at = %s, updated_at = %s
-WHERE id = %s AND attempt_count = %s
-  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
-  AND (SELECT COUNT(*) FROM integrations_webhookdelivery AS running
-       WHERE running.webhook_id = integrations_webhookdelivery.webhook_id AND running.status = 'enviando'
-         AND running.lease_expires_at > %s AND running.id <> %s) >= %s
-"""
-_ATTEMPT_SQL = """
-INSERT INTO integrations_webhookdeliveryattempt
-    (delivery_id, number, attempted_at, status_code, duration_ms, error, response_excerpt, succeeded)
+_PARK_IF_FULL_SQL = model_sql(
+    """
+UPDATE {delivery} SET {delivery.status} = {pending}, {delivery.lease_expires_at} = NULL,
+    {delivery.parked_at} = COALESCE({delivery.parked_at}, %s), {delivery.next_attempt_at} = %s,
+    {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.attempt_count} = %s
+  AND {claimable}
+  AND (SELECT COUNT(*) FROM {running}
+       WHERE {running.webhook} = {delivery}.{delivery.webhook} AND {running.status} = {sending}
+         AND {running.lease_expires_at} > %s AND {running.id} <> %s) >= %s
+""",
+    claimable=_CLAIMABLE,
+    **_UPDATES,
+)
+_ATTEMPT_SQL = model_sql(
+    """
+INSERT INTO {attempt}
+    ({attempt.delivery}, {attempt.number}, {attempt.attempted_at}, {attempt.status_code}, {attempt.duration_ms},
+     {attempt.error}, {attempt.response_excerpt}, {attempt.succeeded})
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-"""
-_RECORD_SQL = """
-UPDATE integrations_webhookdelivery
-SET attempt_count = %s, status = %s, next_attempt_at = %s, last_attempt_at = %s, lease_expires_at = NULL,
-    updated_at = %s
-WHERE id = %s AND attempt_count = %s AND status = 'enviando'
-"""
+""",
+    attempt=WebhookDeliveryAttempt,
+)
+_RECORD_SQL = model_sql(
+    """
+UPDATE {delivery}
+SET {delivery.attempt_count} = %s, {delivery.status} = %s, {delivery.next_attempt_at} = %s,
+    {delivery.last_attempt_at} = %s, {delivery.lease_expires_at} = NULL, {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.attempt_count} = %s AND {delivery.status} = {sending}
+""",
+    **_UPDATES,
+)
 # What the webhook's last attempt says of it (integrations.health, and the slow share): the failure streak,
 # started by the first failure and ended by a success, and slowness. Written only when one of them changes,
 # each re-checked in the statement against a race.
-_HEALTH_SQL = """
-UPDATE integrations_webhook SET
-    failing_since = CASE WHEN %s THEN NULL ELSE COALESCE(failing_since, %s) END,
-    slow_since = CASE WHEN %s THEN NULL ELSE COALESCE(slow_since, %s) END
-WHERE id = %s
-"""
+_HEALTH_SQL = model_sql(
+    """
+UPDATE {webhook} SET
+    {webhook.failing_since} = CASE WHEN %s THEN NULL ELSE COALESCE({webhook.failing_since}, %s) END,
+    {webhook.slow_since} = CASE WHEN %s THEN NULL ELSE COALESCE({webhook.slow_since}, %s) END
+WHERE {webhook.id} = %s
+""",
+    webhook=Webhook,
+)
 
 # A claim: its webhook's row locked (PostgreSQL; SQLite has one writer at a time) and read with what the
 # send needs, then the delivery claimed only if it is still claimable at the attempt its message was made
 # for and its webhook has room: the count runs after the lock, so every claim committed before is in it.
-_SENDING_COLUMNS = """
-SELECT d.id, d.attempt_count, w.id, w.is_active, w.url, w.secret, w.previous_secret,
-    w.previous_secret_expires_at, w.failing_since, w.slow_since, e.id, e.kind, e.body, o.id, o.is_active
-FROM integrations_webhookdelivery AS d
-JOIN integrations_webhook AS w ON w.id = d.webhook_id
-JOIN integrations_webhookevent AS e ON e.id = d.event_id
-JOIN helpdesk_organization AS o ON o.id = w.organization_id
-"""
-_CLAIM_IF_ROOM_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, parked_at = NULL, updated_at = %s
-WHERE id = %s AND attempt_count = %s
-  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
-  AND (SELECT COUNT(*) FROM integrations_webhookdelivery AS running
-       WHERE running.webhook_id = %s AND running.status = 'enviando' AND running.lease_expires_at > %s
-         AND running.id <> %s) < %s
-"""
-_PARK_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL,
-    parked_at = COALESCE(parked_at, %s), next_attempt_at = %s, updated_at = %s
-WHERE id = %s AND attempt_count = %s
-  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
-"""
+_SENDING = {
+    "d": Table(WebhookDelivery, "d"),
+    "w": Table(Webhook, "w"),
+    "e": Table(WebhookEvent, "e"),
+    "o": Table(Organization, "o"),
+    "pending": DeliveryStatus.PENDING,
+}
+_SENDING_COLUMNS = model_sql(
+    """
+SELECT {d.id}, {d.attempt_count}, {w.id}, {w.is_active}, {w.url}, {w.secret}, {w.previous_secret},
+    {w.previous_secret_expires_at}, {w.failing_since}, {w.slow_since}, {e.id}, {e.kind}, {e.body}, {o.id},
+    {o.is_active}
+FROM {d}
+JOIN {w} ON {w.id} = {d.webhook}
+JOIN {e} ON {e.id} = {d.event}
+JOIN {o} ON {o.id} = {w.organization}
+""",
+    **_SENDING,
+)
+_SENDING_BY_ID_SQL = _SENDING_COLUMNS + model_sql("WHERE {d.id} = %s", **_SENDING)
+_CLAIM_IF_ROOM_SQL = model_sql(
+    """
+UPDATE {delivery} SET {delivery.status} = {sending}, {delivery.lease_expires_at} = %s, {delivery.parked_at} = NULL,
+    {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.attempt_count} = %s
+  AND {claimable}
+  AND (SELECT COUNT(*) FROM {running}
+       WHERE {running.webhook} = %s AND {running.status} = {sending} AND {running.lease_expires_at} > %s
+         AND {running.id} <> %s) < %s
+""",
+    claimable=_CLAIMABLE,
+    **_UPDATES,
+)
+_PARK_SQL = model_sql(
+    """
+UPDATE {delivery} SET {delivery.status} = {pending}, {delivery.lease_expires_at} = NULL,
+    {delivery.parked_at} = COALESCE({delivery.parked_at}, %s), {delivery.next_attempt_at} = %s,
+    {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.attempt_count} = %s
+  AND {claimable}
+""",
+    claimable=_CLAIMABLE,
+    **_UPDATES,
+)
 # A suspended organization's delivery, held: pending without a due time until it is restored. The
 # organization is read again by this statement, after the webhook's lock: a restore that committed
 # meanwhile (it takes the same locks, deliveries_release_held) is seen, and nothing is held.
-_HOLD_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'pendente', lease_expires_at = NULL, parked_at = NULL,
-    next_attempt_at = NULL, updated_at = %s
-WHERE id = %s AND attempt_count = %s
-  AND (status = 'pendente' OR (status = 'enviando' AND (lease_expires_at IS NULL OR lease_expires_at <= %s)))
-  AND NOT EXISTS (SELECT 1 FROM helpdesk_organization WHERE id = %s AND is_active = %s)
-"""
+_HOLD_SQL = model_sql(
+    """
+UPDATE {delivery} SET {delivery.status} = {pending}, {delivery.lease_expires_at} = NULL,
+    {delivery.parked_at} = NULL, {delivery.next_attempt_at} = NULL, {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.attempt_count} = %s
+  AND {claimable}
+  AND NOT EXISTS (SELECT 1 FROM {organization} WHERE {organization.id} = %s AND {organization.is_active} = %s)
+""",
+    claimable=_CLAIMABLE,
+    organization=Organization,
+    **_UPDATES,
+)
 # The next parked delivery of an active webhook, for the turn an ended attempt passes on (SKIP LOCKED: the
 # webhook's other thread takes another one).
-_FOLLOWING_SQL = (
-    _SENDING_COLUMNS
-    + """
-WHERE d.webhook_id = %s AND w.is_active = %s AND o.is_active = %s AND d.parked_at IS NOT NULL
-  AND d.status = 'pendente'
-ORDER BY d.parked_at, d.created_at
+_FOLLOWING_SQL = _SENDING_COLUMNS + model_sql(
+    """
+WHERE {d.webhook} = %s AND {w.is_active} = %s AND {o.is_active} = %s AND {d.parked_at} IS NOT NULL
+  AND {d.status} = {pending}
+ORDER BY {d.parked_at}, {d.created_at}
 LIMIT 1
-"""
+""",
+    **_SENDING,
 )
 
 
@@ -218,7 +275,7 @@ def _park_if_full(pk, expected_attempts: int, now) -> bool:
 def _claim_locked(pk, expected_attempts: int, now) -> WebhookDelivery | None:
     """The exact claim: under the webhook's row lock, the count of its attempts in flight, then the claim."""
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(_SENDING_COLUMNS + "WHERE d.id = %s" + _lock_clause("w"), _params(WebhookDelivery, id=pk))
+        cursor.execute(_SENDING_BY_ID_SQL + _lock_clause("w"), _params(WebhookDelivery, id=pk))
         row = cursor.fetchone()
         if row is None:
             return None
@@ -562,7 +619,7 @@ def _record(
         event=delivery.event.kind, status_code=outcome.status_code, duration_ms=outcome.duration_ms, given_up=given_up
     )
     if ours and outcome.status_code == 410:
-        webhook_deactivate_gone(webhook_id=delivery.webhook_id)
+        webhook_deactivate(webhook_id=delivery.webhook_id, reason=GONE_REASON)
     if ours:
         delivery.attempt_count, delivery.status, delivery.next_attempt_at = number, status, next_attempt_at
         delivery.last_attempt_at, delivery.lease_expires_at, delivery.updated_at = attempted_at, None, now
@@ -570,11 +627,14 @@ def _record(
     return WebhookDelivery.objects.get(pk=delivery.pk), following
 
 
-_CLAIM_FOLLOWING_SQL = """
-UPDATE integrations_webhookdelivery SET status = 'enviando', lease_expires_at = %s, parked_at = NULL,
-    updated_at = %s
-WHERE id = %s AND status = 'pendente'
-"""
+_CLAIM_FOLLOWING_SQL = model_sql(
+    """
+UPDATE {delivery} SET {delivery.status} = {sending}, {delivery.lease_expires_at} = %s, {delivery.parked_at} = NULL,
+    {delivery.updated_at} = %s
+WHERE {delivery.id} = %s AND {delivery.status} = {pending}
+""",
+    **_UPDATES,
+)
 
 
 def _claim_following(delivery: WebhookDelivery, *, slow: bool, holds: bool, now) -> WebhookDelivery | None:
@@ -609,29 +669,6 @@ def _state_after(outcome: AttemptOutcome, number: int, now) -> tuple[str, object
     if outcome.status_code == 410 or number >= max_attempts():
         return DeliveryStatus.FAILED, None
     return DeliveryStatus.PENDING, now + timedelta(seconds=settings.WEBHOOK_RETRY_DELAYS[number - 1])
-
-
-GONE_REASON = "Receptor respondeu 410 Gone."
-
-
-def webhook_deactivate_gone(*, webhook_id) -> None:
-    """410 Gone: the partner removed the endpoint; stop sending to it."""
-    now = timezone.now()
-    with transaction.atomic():
-        changed = Webhook.objects.filter(pk=webhook_id, is_active=True).update(
-            is_active=False, deactivated_at=now, deactivation_reason=GONE_REASON, updated_at=now
-        )
-        WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
-            status=DeliveryStatus.CANCELLED, next_attempt_at=None
-        )
-        if changed:
-            audit_record(
-                "webhook.desativado",
-                organization_id=Webhook.objects.filter(pk=webhook_id).values_list("organization_id", flat=True).first(),
-                resource_type="webhook",
-                resource_id=webhook_id,
-                changes={"ativo": change(True, False), "motivo": change(None, GONE_REASON)},
-            )
 
 
 def delivery_attempt(*, delivery_id, expected_attempts: int) -> WebhookDelivery | None:

@@ -10,11 +10,11 @@ from datetime import timedelta
 
 import structlog
 from django.conf import settings
-from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from helpdesk.audit import audit_record, change
-from integrations.models import DeliveryStatus, Webhook, WebhookDelivery
+from integrations.models import Webhook
+from integrations.services import webhook_deactivate
 
 logger = structlog.get_logger(__name__)
 
@@ -26,8 +26,8 @@ def failing_reason(days: int) -> str:
 def webhooks_deactivate_failing(*, now=None) -> int:
     """Turn off every active webhook failing for longer than the setting; returns how many.
 
-    One indexed query finds them (webhook_failing_since); each is turned off by an UPDATE that
-    re-checks the streak, so a success recorded meanwhile keeps the webhook on.
+    One indexed query finds them (webhook_failing_since); each is turned off by webhook_deactivate, whose
+    UPDATE re-checks the streak, so a success recorded meanwhile keeps the webhook on.
     """
     now = now or timezone.now()
     days = settings.WEBHOOK_DISABLE_AFTER_DAYS
@@ -35,24 +35,12 @@ def webhooks_deactivate_failing(*, now=None) -> int:
     candidates = list(
         Webhook.objects.filter(is_active=True, failing_since__lte=cutoff).values_list("pk", "organization_id")[:500]
     )
+    reason, still_failing = failing_reason(days), Q(failing_since__lte=cutoff)
     deactivated = 0
     for webhook_id, organization_id in candidates:
-        with transaction.atomic():
-            changed = Webhook.objects.filter(pk=webhook_id, is_active=True, failing_since__lte=cutoff).update(
-                is_active=False, deactivated_at=now, deactivation_reason=failing_reason(days), updated_at=now
-            )
-            if changed:
-                WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
-                    status=DeliveryStatus.CANCELLED, next_attempt_at=None
-                )
-                audit_record(
-                    "webhook.desativado",
-                    organization_id=organization_id,
-                    resource_type="webhook",
-                    resource_id=webhook_id,
-                    changes={"ativo": change(True, False), "motivo": change(None, failing_reason(days))},
-                )
-        if changed:
+        if webhook_deactivate(
+            webhook_id=webhook_id, reason=reason, organization_id=organization_id, still=still_failing, now=now
+        ):
             deactivated += 1
             logger.warning("webhook_deactivated_failing", webhook_id=str(webhook_id), days=days)
     return deactivated

@@ -5,6 +5,7 @@ import hmac
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from helpdesk.db import Table, model_sql
 from helpdesk.feeds import START, FeedPage, Position, page_after
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Organization
@@ -23,12 +24,16 @@ from integrations.models import (
 )
 
 # Every partner request runs this: written out once rather than compiled by the ORM each time.
-_CREDENTIAL_SQL = """
-SELECT c.id, c.organization_id, c.name, c.key_digest, c.key_prefix, c.is_active, c.last_used_at, c.scopes,
-    c.allowed_networks, c.expires_at, o.name AS organization_name
-FROM integrations_apicredential c JOIN helpdesk_organization o ON o.id = c.organization_id
-WHERE c.key_digest = %s AND c.is_active AND (c.expires_at IS NULL OR c.expires_at > %s) AND o.is_active
-"""
+_CREDENTIAL_SQL = model_sql(
+    """
+SELECT {c.id}, {c.organization}, {c.name}, {c.key_digest}, {c.key_prefix}, {c.is_active}, {c.last_used_at},
+    {c.scopes}, {c.allowed_networks}, {c.expires_at}, {o.name} AS organization_name
+FROM {c} JOIN {o} ON {o.id} = {c.organization}
+WHERE {c.key_digest} = %s AND {c.is_active} AND ({c.expires_at} IS NULL OR {c.expires_at} > %s) AND {o.is_active}
+""",
+    c=Table(ApiCredential, "c"),
+    o=Table(Organization, "o"),
+)
 
 
 def credential_for_key(key: str) -> ApiCredential | None:

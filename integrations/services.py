@@ -15,8 +15,9 @@ from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
 from integrations.exceptions import OrganizationSuspended, OriginNotAllowed, ScopeMissing, WebhookInactive
 from integrations.keys import display_prefix, generate_key, key_digest
-from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook
+from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStatus, Webhook, WebhookDelivery
 from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
+from integrations.signing import SECRET_PREFIX
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
 
 
@@ -183,7 +184,6 @@ def credential_record_use(*, credential: ApiCredential) -> None:
 
 
 MAX_WEBHOOKS_PER_ORGANIZATION = 10
-SECRET_PREFIX = "whsec_"
 PREVIOUS_SECRET_GRACE = timedelta(hours=24)
 
 
@@ -219,8 +219,17 @@ def webhook_validate(*, name=None, url=None, events=None) -> dict:
     return cleaned
 
 
-def webhook_create(*, organization: Organization, name: str, url: str, events: list[str]) -> Webhook:
+MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
+
+
+def webhook_create(
+    *, organization: Organization, name: str, url: str, events: list[str], is_active: bool = True
+) -> Webhook:
+    """A webhook with a fresh secret (returned once by the caller). Added off (the admin's form), it says it
+    was turned off by hand, as one turned off later does."""
     cleaned = webhook_validate(name=name, url=url, events=events)
+    if not is_active:
+        cleaned.update(is_active=False, deactivated_at=timezone.now(), deactivation_reason=MANUAL_DEACTIVATION_REASON)
     with transaction.atomic():
         # The organization row lock makes the per-organization limit hold under concurrent creates.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
@@ -235,6 +244,7 @@ def webhook_create(*, organization: Organization, name: str, url: str, events: l
                 "nome": change(None, webhook.name),
                 "url": change(None, url_for_audit(webhook.url)),
                 "eventos": change(None, webhook.events),
+                **({} if is_active else {"ativo": change(None, False)}),
             },
         )
         return webhook
@@ -245,9 +255,6 @@ def webhook_limit_check(*, organization: Organization) -> None:
         raise ValidationFailed(
             {"webhook": [f"Limite de {MAX_WEBHOOKS_PER_ORGANIZATION} webhooks por organização atingido."]}
         )
-
-
-MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
 
 
 def webhook_update(
@@ -285,11 +292,41 @@ def webhook_update(
             webhook.save(update_fields=[*cleaned, "updated_at"])
             _webhook_audit(webhook, audited, regenerated=regenerate_secret)
             if is_active is False:
-                # A deactivated webhook stops its pending deliveries.
-                webhook.deliveries.filter(status=DeliveryStatus.PENDING).update(
-                    status=DeliveryStatus.CANCELLED, next_attempt_at=None
-                )
+                _deliveries_cancel_pending(webhook.pk)
     return webhook
+
+
+def webhook_deactivate(*, webhook_id, reason: str, organization_id=None, still: Q | None = None, now=None) -> bool:
+    """The service turns an active webhook off by itself (its receiver answered 410 Gone, or it has failed
+    for days: integrations.health): the reason is shown on it and recorded (webhook.desativado). `still`
+    re-checks, in the same UPDATE, why it goes: one that no longer matches is left on. True when this call
+    turned it off. `organization_id`: the webhook's, when the caller has read it (else read for the record)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        changed = Webhook.objects.filter(still or Q(), pk=webhook_id, is_active=True).update(
+            is_active=False, deactivated_at=now, deactivation_reason=reason, updated_at=now
+        )
+        if changed or still is None:  # off now, by this call or before it
+            _deliveries_cancel_pending(webhook_id)
+        if changed:
+            webhook = Webhook.objects.filter(pk=webhook_id)
+            organization_id = organization_id or webhook.values_list("organization_id", flat=True).first()
+            audit_record(
+                "webhook.desativado",
+                organization_id=organization_id,
+                resource_type="webhook",
+                resource_id=webhook_id,
+                changes={"ativo": change(True, False), "motivo": change(None, reason)},
+            )
+    return bool(changed)
+
+
+def _deliveries_cancel_pending(webhook_id) -> None:
+    """A webhook turned off stops its pending deliveries (one being sent is recorded as it ends; a retry it
+    schedules is cancelled when its turn comes: delivery_claim)."""
+    WebhookDelivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
+        status=DeliveryStatus.CANCELLED, next_attempt_at=None
+    )
 
 
 _WEBHOOK_FIELD_NAMES = {"name": "nome", "url": "url", "events": "eventos", "is_active": "ativo"}

@@ -5,9 +5,9 @@ without an event, since no receiver guesses changes from saved models any more.
 
 The code of the apps is scanned (an AST walk, no import): a write method called on one of those models
 (`Ticket.objects.filter(...).update(...)`), on a variable known to hold one (a parameter annotated with
-the model, a name bound from a query of it), or SQL that writes their tables, outside a services module, is
-a failure. The admin writes through ModelAdmin hooks Django calls itself: each admin of those models
-overrides the hooks it allows, or does not allow them.
+the model, a name bound from a query of it), or SQL that writes their tables (by name, or named from the
+model by helpdesk.db.model_sql), outside a services module, is a failure. The admin writes through ModelAdmin
+hooks Django calls itself: each admin of those models overrides the hooks it allows, or does not allow them.
 """
 
 import ast
@@ -87,7 +87,23 @@ class _Writes(ast.NodeVisitor):
             root = _root_name(function.value)
             if root in GUARDED or root in self.typed[-1]:
                 self.found.append(f"{node.lineno}: {ast.get_source_segment(self.source, node)}")
+        if isinstance(function, ast.Name) and function.id == "model_sql":
+            self._model_sql(node)
         self.generic_visit(node)
+
+    def _model_sql(self, node: ast.Call) -> None:
+        """SQL named from the models (helpdesk.db.model_sql): `{t}` written to, with t=Ticket or Table(Ticket, ...)."""
+        template = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
+        sql = " ".join(str(template).split()).lower()
+        for keyword in node.keywords:
+            if keyword.arg is None:  # **names is not followed: a guarded model is named in a keyword
+                continue
+            value = keyword.value
+            if isinstance(value, ast.Call) and value.args:  # Table(Ticket, "t")
+                value = value.args[0]
+            writes = re.search(rf"\b(update|insert into|delete from) {{{keyword.arg.lower()}}}", sql)
+            if writes and isinstance(value, ast.Name) and value.id in GUARDED:
+                self.found.append(f"{node.lineno}: SQL writing {value.id}")
 
     def visit_Constant(self, node):
         if isinstance(node.value, str):
@@ -129,6 +145,8 @@ def test_no_module_but_the_services_writes_a_partner_visible_row():
         "for ticket in Ticket.objects.filter(x=1):\n    ticket.delete()",
         "cursor.execute('UPDATE tickets_ticket SET priority = %s', ['alta'])",
         "SQL = '''\n    DELETE FROM  tickets_reply WHERE id = %s'''",
+        "SQL = model_sql('UPDATE {t} SET {t.priority} = %s', t=Ticket)",
+        "SQL = model_sql('''\n    INSERT INTO  {c} ({c.name}) VALUES (%s)''', c=Table(Contact, 'c'))",
         "Agent.objects.filter(pk=1).update(name='Outro')",
     ],
 )
@@ -145,6 +163,8 @@ def test_the_scan_finds_each_way_of_writing_around_the_services(snippet):
         "digest.update(chunk)",
         "ticket_update(ticket=ticket, priority='alta')",
         "SQL = 'SELECT id FROM tickets_ticket WHERE external_id = %s'",
+        "SQL = model_sql('SELECT {t.id} FROM {t} WHERE {t.external_id} = %s', t=Ticket)",
+        "SQL = model_sql('UPDATE {s} SET {s.last_number} = 1 FROM {t}', s=TicketSequence, t=Ticket)",
     ],
 )
 def test_the_scan_leaves_reads_and_other_models_alone(snippet):

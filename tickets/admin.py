@@ -410,9 +410,7 @@ class ContactAdmin(OrganizationScopedAdmin):
     readonly_fields = ["external_id", "created_at", "updated_at"]
     fields = ["name", "email", "phone", "external_id", "created_at", "updated_at"]
     ordering = ["name"]
-
-    def has_add_permission(self, request):
-        return False  # contacts are created with the tickets of their requesters
+    refused = ("add",)  # contacts are created with the tickets of their requesters
 
     def save_model(self, request, obj, form, change):
         """Through the service: the requester's tickets move in the change list."""

@@ -15,27 +15,34 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from helpdesk.db import db_value
+from helpdesk.db import db_value, model_sql
 from helpdesk.metrics.instruments import ticket_counts_corrected
 from tickets.models import Ticket, TicketCount, TicketSequence
 
 logger = logging.getLogger(__name__)
 
-_ADD_SQL = """
-INSERT INTO tickets_ticketcount (organization_id, priority, status_id, tickets) VALUES (%s, %s, %s, %s)
-ON CONFLICT (organization_id, priority, status_id)
-    DO UPDATE SET tickets = tickets_ticketcount.tickets + excluded.tickets
-"""
-# Whether the organization's numbers still follow creation (tickets.selectors, deep pages).
-_IN_ORDER_SQL = """
-UPDATE tickets_ticketsequence SET counts_checked_at = %s, numbered_in_order = NOT EXISTS (
-    SELECT 1 FROM (
-        SELECT created_at, lag(created_at) OVER (ORDER BY number) AS before
-        FROM tickets_ticket WHERE organization_id = %s
-    ) numbered WHERE numbered.before > numbered.created_at
+_ADD_SQL = model_sql(
+    """
+INSERT INTO {c} ({c.organization}, {c.priority}, {c.status}, {c.tickets}) VALUES (%s, %s, %s, %s)
+ON CONFLICT ({c.organization}, {c.priority}, {c.status})
+    DO UPDATE SET {c.tickets} = {c}.{c.tickets} + excluded.{c.tickets}
+""",
+    c=TicketCount,
 )
-WHERE organization_id = %s
-"""
+# Whether the organization's numbers still follow creation (tickets.selectors, deep pages).
+_IN_ORDER_SQL = model_sql(
+    """
+UPDATE {s} SET {s.counts_checked_at} = %s, {s.numbered_in_order} = NOT EXISTS (
+    SELECT 1 FROM (
+        SELECT {t.created_at}, lag({t.created_at}) OVER (ORDER BY {t.number}) AS before
+        FROM {t} WHERE {t.organization} = %s
+    ) numbered WHERE numbered.before > numbered.{t.created_at}
+)
+WHERE {s.organization} = %s
+""",
+    s=TicketSequence,
+    t=Ticket,
+)
 
 
 @dataclass(frozen=True)

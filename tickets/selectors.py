@@ -392,10 +392,6 @@ def reply_rows_by_ticket(ticket_ids: list, *, include_internal: bool = False) ->
     return by_ticket
 
 
-def reply_for_output(reply: Reply) -> Reply:
-    return _replies_of(reply.ticket_id).get(pk=reply.pk)
-
-
 def status_first_of_category(*, organization_id, category: str) -> TicketStatus | None:
     """The organization's first status of a category: where a new ticket starts, where "resolve" goes."""
     return (
@@ -450,5 +446,6 @@ def status_list(*, organization: Organization) -> QuerySet[TicketStatus]:
     return TicketStatus.objects.filter(organization=organization).order_by("position", "name")
 
 
-def status_get(*, organization: Organization, status_id) -> TicketStatus:
-    return object_by_id(status_list(organization=organization), status_id, missing=StatusNotFound)
+def status_get(*, organization_id, status_id) -> TicketStatus:
+    """A status of the organization; another organization's is StatusNotFound, as a missing one."""
+    return object_by_id(TicketStatus.objects.filter(organization_id=organization_id), status_id, missing=StatusNotFound)

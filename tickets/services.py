@@ -17,16 +17,16 @@ from django.utils import timezone
 
 from helpdesk.actors import PARTNER, SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.db import db_value
+from helpdesk.db import db_value, model_sql
 from helpdesk.exceptions import ValidationFailed
 from helpdesk.feeds import change_fields
 from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
 from helpdesk.purge import delete_in_batches
 from helpdesk.retention import purge_cutoff
-from helpdesk.selectors import AgentNotFound, object_by_id
+from helpdesk.selectors import agent_get
 from tickets import signals
-from tickets.exceptions import ReplyNotEditable, StatusNotFound, TicketClosed, TicketNotFound
+from tickets.exceptions import ReplyNotEditable, TicketClosed, TicketNotFound
 from tickets.models import (
     Attachment,
     AttachmentSender,
@@ -41,7 +41,7 @@ from tickets.models import (
     TicketStatus,
     TicketTombstone,
 )
-from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category
+from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category, status_get
 
 DEFAULT_STATUSES = [
     ("Aberto", StatusCategory.OPEN, "#3B82F6"),
@@ -164,7 +164,10 @@ def _assignee_check(organization_id, assignee: Agent, current_assignee_id=None) 
         raise ValidationFailed({"atendente_id": ["Atendente inativo não pode receber tickets."]})
 
 
-_TICKET_BY_EXTERNAL_ID_SQL = "SELECT id FROM tickets_ticket WHERE organization_id = %s AND external_id = %s"
+_TICKET_BY_EXTERNAL_ID_SQL = model_sql(
+    "SELECT {t.id} FROM {t} WHERE {t.organization} = %s AND {t.external_id} = %s",
+    t=Ticket,
+)
 
 
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
@@ -175,8 +178,9 @@ def _ticket_with_external_id(organization: Organization, external_id: str) -> Ti
     return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
 
 
-_NEXT_NUMBER_SQL = (
-    "UPDATE tickets_ticketsequence SET last_number = last_number + 1 WHERE organization_id = %s RETURNING last_number"
+_NEXT_NUMBER_SQL = model_sql(
+    "UPDATE {s} SET {s.last_number} = {s.last_number} + 1 WHERE {s.organization} = %s RETURNING {s.last_number}",
+    s=TicketSequence,
 )
 
 
@@ -228,20 +232,24 @@ def _contact_save(contact: Contact, changed: list[str], actor: Actor) -> None:
 
 # One statement, so concurrent requests for one requester make one contact: blank fields
 # are filled from the request, values the contact already has are kept.
-_CONTACT_UPSERT_SQL = """
-INSERT INTO tickets_contact (id, organization_id, name, email, phone, external_id, created_at, updated_at)
+_CONTACT_UPSERT_SQL = model_sql(
+    """
+INSERT INTO {c} ({c.id}, {c.organization}, {c.name}, {c.email}, {c.phone}, {c.external_id}, {c.created_at},
+    {c.updated_at})
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (organization_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
-    name = CASE WHEN tickets_contact.name = '' THEN excluded.name ELSE tickets_contact.name END,
-    email = CASE WHEN tickets_contact.email = '' THEN excluded.email ELSE tickets_contact.email END,
-    phone = CASE WHEN tickets_contact.phone = '' THEN excluded.phone ELSE tickets_contact.phone END,
-    updated_at = CASE
-        WHEN (tickets_contact.name = '' AND excluded.name <> '')
-          OR (tickets_contact.email = '' AND excluded.email <> '')
-          OR (tickets_contact.phone = '' AND excluded.phone <> '')
-        THEN excluded.updated_at ELSE tickets_contact.updated_at END
-RETURNING id, organization_id, name, email, phone, external_id, created_at, updated_at
-"""
+ON CONFLICT ({c.organization}, {c.external_id}) WHERE {c.external_id} IS NOT NULL DO UPDATE SET
+    {c.name} = CASE WHEN {c}.{c.name} = '' THEN excluded.{c.name} ELSE {c}.{c.name} END,
+    {c.email} = CASE WHEN {c}.{c.email} = '' THEN excluded.{c.email} ELSE {c}.{c.email} END,
+    {c.phone} = CASE WHEN {c}.{c.phone} = '' THEN excluded.{c.phone} ELSE {c}.{c.phone} END,
+    {c.updated_at} = CASE
+        WHEN ({c}.{c.name} = '' AND excluded.{c.name} <> '')
+          OR ({c}.{c.email} = '' AND excluded.{c.email} <> '')
+          OR ({c}.{c.phone} = '' AND excluded.{c.phone} <> '')
+        THEN excluded.{c.updated_at} ELSE {c}.{c.updated_at} END
+RETURNING {c.id}, {c.organization}, {c.name}, {c.email}, {c.phone}, {c.external_id}, {c.created_at}, {c.updated_at}
+""",
+    c=Contact,
+)
 
 
 def _contact_upsert_by_external_id(organization: Organization, requester: RequesterData, actor: Actor) -> Contact:
@@ -410,12 +418,10 @@ def ticket_update_by_ids(
     """
     status = None
     if status_id is not UNCHANGED:
-        statuses = TicketStatus.objects.filter(organization_id=ticket.organization_id)
-        status = object_by_id(statuses, status_id, missing=StatusNotFound)
+        status = status_get(organization_id=ticket.organization_id, status_id=status_id)
     assignee = None
     if assignee_id not in (UNCHANGED, None):
-        agents = Agent.objects.filter(organization_id=ticket.organization_id)
-        assignee = object_by_id(agents, assignee_id, missing=AgentNotFound)
+        assignee = agent_get(organization_id=ticket.organization_id, agent_id=assignee_id)
     return ticket_update(
         ticket=ticket,
         status=status,

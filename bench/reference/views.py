@@ -26,10 +26,12 @@ from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from helpdesk.db import db_value
 from helpdesk.models import Agent
 from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequence, TicketStatus
 
-# The product's create runs these two statements as they are: the reference runs the same SQL.
+# The product's create runs these statements as they are: the reference runs the same SQL, with the
+# same parameters.
 from tickets.services import _CONTACT_UPSERT_SQL as CONTACT_UPSERT_SQL
 from tickets.services import _NEXT_NUMBER_SQL as NEXT_NUMBER_SQL
 from tickets.services import _TICKET_BY_EXTERNAL_ID_SQL as TICKET_BY_EXTERNAL_ID_SQL
@@ -180,10 +182,6 @@ def _default_status() -> TicketStatus:
     return _open_status[ORGANIZATION]
 
 
-def _db(model, field: str, value):
-    return model._meta.get_field(field).get_db_prep_value(value, connection)
-
-
 def _contact(requester: dict) -> Contact:
     """The product's statements: one INSERT ... ON CONFLICT by external_id, else a lookup by e-mail."""
     email = (requester.get("email") or "").strip().lower()
@@ -199,7 +197,7 @@ def _contact(requester: dict) -> Contact:
             "created_at": now,
             "updated_at": now,
         }
-        params = [_db(Contact, name, value) for name, value in values.items()]
+        params = [db_value(Contact, name, value) for name, value in values.items()]
         return next(iter(Contact.objects.raw(CONTACT_UPSERT_SQL, params)))
     contact = None
     if email:
@@ -219,7 +217,7 @@ def _ticket_create(request):
     with transaction.atomic():
         if external_id is not None:
             with connection.cursor() as cursor:
-                cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [_db(Ticket, "organization", ORGANIZATION), external_id])
+                cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", ORGANIZATION), external_id])
                 found = cursor.fetchone()
             existing = Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
             if existing is not None:
@@ -227,7 +225,7 @@ def _ticket_create(request):
                 return _json(_ticket(existing, replies))
         status = _default_status()
         with connection.cursor() as cursor:
-            cursor.execute(NEXT_NUMBER_SQL, [_db(TicketSequence, "organization", ORGANIZATION)])
+            cursor.execute(NEXT_NUMBER_SQL, [db_value(TicketSequence, "organization", ORGANIZATION)])
             number = cursor.fetchone()[0]
         ticket = Ticket.objects.create(
             organization_id=ORGANIZATION,

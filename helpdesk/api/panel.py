@@ -5,6 +5,7 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from helpdesk.api.base import EnvelopeViewSet
 from helpdesk.auth import PanelJWTAuthentication
+from helpdesk.models import Agent
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.ratelimit import count_request
 from helpdesk.selectors import active_agent_of
@@ -24,8 +25,7 @@ class CanManagePublicApi(BasePermission):
 
 class IsActiveAgent(BasePermission):
     def has_permission(self, request, view):
-        view.agent = active_agent_of(request.user)
-        return view.agent is not None
+        return active_agent_of(request.user) is not None
 
 
 def _user_key(group, request) -> str:
@@ -55,3 +55,9 @@ class AgentPanelViewSet(PanelViewSet):
     """Ticket work: any active agent of the organization."""
 
     permission_classes = [IsAuthenticated, InOrganization, IsActiveAgent]
+
+    @property
+    def agent(self) -> Agent:
+        """The agent at work (IsActiveAgent let only an active one in). No query: the token's user came
+        with its agent profile (PanelJWTAuthentication)."""
+        return active_agent_of(self.request.user)

@@ -214,6 +214,6 @@ class DeliveryOut(serializers.Serializer):
     @extend_schema_field({"type": "string", "format": "date-time", "nullable": True})
     def get_proxima_tentativa_em(self, delivery) -> str | None:
         # Only a scheduled retry is news; the requeue guard of a fresh delivery is not.
-        if delivery.status != "pendente" or delivery.attempt_count == 0 or delivery.next_attempt_at is None:
+        if delivery.status != DeliveryStatus.PENDING or delivery.attempt_count == 0 or delivery.next_attempt_at is None:
             return None
         return serializers.DateTimeField().to_representation(delivery.next_attempt_at)

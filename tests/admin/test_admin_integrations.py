@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from PIL import Image
 
-from helpdesk.models import Agent, User
+from helpdesk.models import Agent, AuditRecord, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
 from integrations import delivery as delivery_module
 from integrations import events
@@ -211,7 +211,12 @@ def test_webhook_added_inactive_stays_inactive(staff, example_dns):
     response = staff.post(admin_url("webhook", "add"), webhook_form(is_active=""), follow=True)
 
     assert response.status_code == 200
-    assert Webhook.objects.get().is_active is False
+    webhook = Webhook.objects.get()
+    assert (webhook.is_active, webhook.deactivation_reason) == (False, "Desativado manualmente.")
+    assert webhook.deactivated_at is not None
+    # Created off in one write: one record that says so, no update after it.
+    [record] = AuditRecord.objects.filter(resource_id=str(webhook.pk))
+    assert (record.action, record.changes["ativo"]) == ("webhook.criado", {"antes": None, "depois": False})
 
 
 @pytest.mark.parametrize(

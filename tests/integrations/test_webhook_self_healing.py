@@ -7,6 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from helpdesk.models import AuditRecord
 from integrations import tasks
 from integrations.delivery import AttemptOutcome, delivery_attempt, delivery_claim, delivery_record
 from integrations.health import webhooks_deactivate_failing
@@ -120,6 +121,25 @@ def test_a_410_turns_the_webhook_off_with_its_reason_shown_in_the_api(manager, w
     assert data["motivo_desativacao"] == GONE
     assert data["desativado_em"] is not None
     assert delivery_attempt(delivery_id=make_test_delivery(webhook).pk, expected_attempts=0) is None
+
+
+def test_a_410_cancels_the_webhooks_pending_deliveries_and_is_recorded_once(webhook):
+    gone = AttemptOutcome(status_code=410, duration_ms=5, error="http_410")
+    first, second = (delivery_claim(delivery_id=make_test_delivery(webhook).pk, expected_attempts=0) for _ in range(2))
+    waiting = make_test_delivery(webhook)
+
+    delivery_record(delivery=first, outcome=gone, attempted_at=timezone.now())
+
+    assert WebhookDelivery.objects.get(pk=waiting.pk).status == DeliveryStatus.CANCELLED
+    [entry] = AuditRecord.objects.filter(action="webhook.desativado")
+    assert (entry.organization_id, entry.resource_id, entry.changes) == (
+        webhook.organization_id,
+        str(webhook.pk),
+        {"ativo": {"antes": True, "depois": False}, "motivo": {"antes": None, "depois": GONE}},
+    )
+    # The other attempt in flight answered 410 too: the webhook is off already, nothing more is recorded.
+    delivery_record(delivery=second, outcome=gone, attempted_at=timezone.now())
+    assert AuditRecord.objects.filter(action="webhook.desativado").count() == 1
 
 
 def test_the_admin_shows_the_fields_and_its_action_turns_webhooks_on_again(client, admin, webhook):

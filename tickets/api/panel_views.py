@@ -57,7 +57,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
         values = dict(payload.validated_data)
         assignee_id = values.pop("assignee_id", None)
         if assignee_id is not None:
-            values["assignee"] = agent_get(organization=self.organization, agent_id=assignee_id)
+            values["assignee"] = agent_get(organization_id=self.organization.pk, agent_id=assignee_id)
         ticket = ticket_open(organization=self.organization, actor=Actor.of_agent(self.agent), **values)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket criado.", status=201)
 

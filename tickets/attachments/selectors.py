@@ -4,7 +4,7 @@ from django.db.models import Q, QuerySet
 
 from tickets.models import Attachment, Ticket
 
-# Rows for the output builders (tickets.api.attachment_output), no model instances.
+# Rows for the output builders (attachments_public, attachments_panel, attachment_event), no model instances.
 ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
 PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal", "sender")
 
