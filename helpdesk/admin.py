@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.html import format_html
 from rest_framework_simplejwt.token_blacklist import admin as token_admin
@@ -24,9 +25,14 @@ from helpdesk.services import (
     agent_set_active,
     agent_update,
     avatar_check,
+    organization_added,
+    organization_rename,
     organization_set_active,
     password_check,
+    user_changes_record,
+    user_password_changed_record,
     user_rank_check,
+    user_snapshot,
 )
 
 
@@ -47,13 +53,14 @@ class OrganizationAdmin(SuperuserOnlyAdmin):
     actions = ["suspend", "restore"]
 
     def save_model(self, request, obj, form, change):
-        # Suspending or restoring from the page is the service's too (a restore releases what was held).
-        is_active = obj.is_active
-        if change:
-            obj.is_active = Organization.objects.values_list("is_active", flat=True).get(pk=obj.pk)
-        super().save_model(request, obj, form, change)
-        if change:
-            organization_set_active(organization=obj, is_active=is_active)
+        # Renaming, suspending or restoring from the page are the services' (recorded; a restore releases
+        # what was held).
+        if not change:
+            super().save_model(request, obj, form, change)
+            organization_added(organization=obj)
+            return
+        organization_rename(organization=obj, name=obj.name)
+        organization_set_active(organization=obj, is_active=obj.is_active)
 
     @admin.action(description="Suspender as organizações selecionadas", permissions=["change"])
     def suspend(self, request, queryset):
@@ -80,6 +87,34 @@ class UserAdmin(SuperuserOnlyAdmin, DjangoUserAdmin):
     add_fieldsets = [
         (None, {"classes": ["wide"], "fields": ["email", "name", "organization", "password1", "password2"]})
     ]
+
+    # Django's forms write accounts; the trail records what they wrote (helpdesk.services.user_changes_record).
+    def save_model(self, request, obj, form, change):
+        form.audited_before = user_snapshot(User.objects.get(pk=obj.pk)) if change else None
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)  # groups and permissions are saved here
+        user_changes_record(user=form.instance, before=form.audited_before, after=user_snapshot(form.instance))
+
+    def delete_model(self, request, obj):
+        user_changes_record(user=obj, before=user_snapshot(obj), after=None)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for user in queryset:
+            user_changes_record(user=user, before=user_snapshot(user), after=None)
+        super().delete_queryset(request, queryset)
+
+    def user_change_password(self, request, id, form_url=""):  # noqa: A002 (Django's own signature)
+        def password_of():
+            return User.objects.filter(pk=unquote(id)).values_list("password", flat=True).first()
+
+        before = password_of()
+        response = super().user_change_password(request, id, form_url)
+        if before is not None and password_of() != before:  # set, or password login disabled
+            user_password_changed_record(user=self.get_object(request, unquote(id)))
+        return response
 
 
 class AgentChangeForm(forms.ModelForm):

@@ -220,6 +220,72 @@ def user_tokens_revoke(*, user_id) -> int:
     return len(revoked)
 
 
+def organization_rename(*, organization: Organization, name: str) -> Organization:
+    """A superuser's edit of the name, recorded like every other write."""
+    with transaction.atomic():
+        previous = Organization.objects.select_for_update().values_list("name", flat=True).get(pk=organization.pk)
+        organization.name = name
+        if previous != name:
+            Organization.objects.filter(pk=organization.pk).update(name=name)
+            _organization_audit("organizacao.atualizada", organization, {"nome": change(previous, name)})
+    return organization
+
+
+def organization_added(*, organization: Organization) -> None:
+    """An organization a superuser made in the admin (Django's form wrote the row), without an admin yet."""
+    _organization_audit("organizacao.criada", organization, {"nome": change(None, organization.name)})
+
+
+def _organization_audit(action: str, organization: Organization, changes: dict) -> None:
+    audit_record(
+        action,
+        organization_id=organization.pk,
+        resource_type="organizacao",
+        resource_id=organization.pk,
+        changes=changes,
+    )
+
+
+def user_snapshot(user: User) -> dict:
+    """What the audit trail says of an account: who it is and what it may do, never its password."""
+    return {
+        "email": user.email,
+        "nome": user.name,
+        "organizacao_id": str(user.organization_id) if user.organization_id else None,
+        "ativo": user.is_active,
+        "equipe": user.is_staff,
+        "superusuario": user.is_superuser,
+        "grupos": sorted(user.groups.values_list("name", flat=True)),
+        "permissoes": sorted(user.user_permissions.values_list("codename", flat=True)),
+    }
+
+
+def user_changes_record(*, user: User, before: dict | None, after: dict | None) -> None:
+    """A superuser's write of an account in the admin (Django's forms save it): created (`before` None),
+    changed (what differs) or deleted (`after` None). A new password is recorded as changed, never as itself."""
+    action = "usuario.criado" if before is None else "usuario.excluido" if after is None else "usuario.atualizado"
+    before, after = before or {}, after or {}
+    changes = {
+        field: change(before.get(field), after.get(field))
+        for field in {**before, **after}
+        if before.get(field) != after.get(field)
+    }
+    if changes:
+        audit_record(
+            action, organization_id=user.organization_id, resource_type="usuario", resource_id=user.pk, changes=changes
+        )
+
+
+def user_password_changed_record(*, user: User) -> None:
+    audit_record(
+        "usuario.atualizado",
+        organization_id=user.organization_id,
+        resource_type="usuario",
+        resource_id=user.pk,
+        changes={"senha_alterada": change(None, True)},
+    )
+
+
 def organization_set_active(*, organization: Organization, is_active: bool) -> Organization:
     """Suspend or restore an organization: its keys, panel tokens, admin access, signed links and
     webhook deliveries follow at once, because each of them reads the organization every time.
@@ -229,12 +295,10 @@ def organization_set_active(*, organization: Organization, is_active: bool) -> O
         flipped = changing.update(is_active=is_active)
         organization.is_active = is_active
         if flipped:
-            audit_record(
+            _organization_audit(
                 "organizacao.reativada" if is_active else "organizacao.suspensa",
-                organization_id=organization.pk,
-                resource_type="organizacao",
-                resource_id=organization.pk,
-                changes={"ativa": change(not is_active, is_active)},
+                organization,
+                {"ativa": change(not is_active, is_active)},
             )
         if flipped and is_active:
             organization_restored.send(sender=Organization, organization=organization)
