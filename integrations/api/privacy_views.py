@@ -11,9 +11,10 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors
 from helpdesk.selectors import active_agent_of
 from integrations.api.serializers import DeliveryOut
-from integrations.privacy import contact_export, contact_public
+from integrations.privacy import contact_export
 from tickets.api.attachment_serializers import AttachmentEventOut
 from tickets.api.serializers import TicketPublicOut
+from tickets.payloads import contact_public
 from tickets.selectors import contact_get
 from tickets.services import contact_anonymize
 

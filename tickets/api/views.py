@@ -1,27 +1,18 @@
 """Partner API v1: thin viewsets over tickets' services and selectors."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 
-from helpdesk.api.avatars import avatar_url
 from helpdesk.api.pagination import PageQuery, page_payload
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.api.schema import envelope, errors, page_of
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
-from tickets.api.output import (
-    reply_public,
-    reply_row,
-    ticket_new_public,
-    ticket_row,
-    tickets_public,
-    tombstone_public,
-)
 from tickets.api.pages import ticket_list_payload
 from tickets.api.serializers import (
     LIST_CURSOR_OUT,
+    AgentOut,
     ReplyIn,
     ReplyPublicOut,
     TicketChangesOut,
@@ -31,13 +22,18 @@ from tickets.api.serializers import (
     TicketPublicOut,
     changes_cursor,
 )
-from tickets.selectors import (
+from tickets.payloads import (
+    AGENT_COLUMNS,
     TICKET_COLUMNS,
-    reply_get_public,
-    ticket_changes,
-    ticket_get,
-    ticket_row_public,
+    agents_public,
+    reply_public,
+    reply_row,
+    ticket_new_public,
+    ticket_row,
+    tickets_public,
+    tombstone_public,
 )
+from tickets.selectors import reply_get_public, ticket_changes, ticket_get, ticket_row_get
 from tickets.services import (
     reply_create_by_customer,
     reply_edit_as_customer,
@@ -46,7 +42,6 @@ from tickets.services import (
 )
 
 AGENTS_PER_PAGE = 10
-AGENT_COLUMNS = ("id", "name", "avatar")
 TAGS = ["Parceiros v1"]
 
 IDEMPOTENCY_KEY = OpenApiParameter(
@@ -139,7 +134,9 @@ class TicketViewSet(PartnerViewSet):
     @action(detail=False, methods=["get"], url_path="alteracoes")
     def changes(self, request):
         query = TicketChangesQuery.from_request(request, self.organization).validated_data
-        page = ticket_changes(organization=self.organization, start=query.get("desde"), limit=query["limite"])
+        page = ticket_changes(
+            organization=self.organization, start=query.get("desde"), limit=query["limite"], columns=TICKET_COLUMNS
+        )
         payload = {
             "itens": tickets_public(page.tickets),
             "excluidos": [tombstone_public(tombstone) for tombstone in page.deleted],
@@ -158,7 +155,7 @@ class TicketViewSet(PartnerViewSet):
         },
     )
     def retrieve(self, request, id):
-        row = ticket_row_public(organization=self.organization, ticket_id=id)
+        row = ticket_row_get(organization=self.organization, ticket_id=id, columns=TICKET_COLUMNS)
         return EnvelopeResponse(tickets_public([row])[0], message="Ticket encontrado.")
 
     @extend_schema(
@@ -216,28 +213,6 @@ class TicketViewSet(PartnerViewSet):
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_customer(reply=reply, **payload.validated_data)
         return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta atualizada.")
-
-
-# The schema (and the test oracle) of agents_public; a docstring here would show in the OpenAPI document.
-class AgentOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    nome = serializers.CharField(source="name")
-    avatar_url = serializers.SerializerMethodField()
-
-    @extend_schema_field(
-        {
-            "type": "string",
-            "format": "uri",
-            "nullable": True,
-            "description": "URL assinada, válida por cerca de 30 minutos; null quando o atendente não tem foto.",
-        }
-    )
-    def get_avatar_url(self, agent) -> str | None:
-        return avatar_url(self.context["request"], agent.pk, agent.avatar.name)
-
-
-def agents_public(request, rows) -> list[dict]:
-    return [{"id": str(pk), "nome": name, "avatar_url": avatar_url(request, pk, avatar)} for pk, name, avatar in rows]
 
 
 class AgentViewSet(PartnerViewSet):
