@@ -48,14 +48,13 @@ REPLY_COLUMNS = (
     "edited",
     "created_at",
     "is_internal",
-    "author_agent_id",
     "author_agent__name",
     "author_contact__name",
     "author_contact__email",
     "author_contact__external_id",
 )
 ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
-PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal", "sender")
+PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal")
 EXPORTED_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "ticket_id")
 AGENT_COLUMNS = ("id", "name", "avatar")
 
