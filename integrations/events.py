@@ -2,7 +2,7 @@
 subscribed, active webhook, written in the transaction of the action that caused it;
 queued to Celery once it commits.
 
-Payloads are built by the partner API's own builders (tickets.api.output), so a
+Payloads are built by the partner API's own builders (tickets.payloads), so a
 webhook shows a ticket exactly as GET /api/v1/tickets/{id} does, and never an
 internal note.
 """
@@ -21,14 +21,22 @@ from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent, Organization
 from integrations.exceptions import OrganizationSuspended
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
-from integrations.privacy import contact_public
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
-from tickets.api.attachment_serializers import attachment_event
-from tickets.api.output import iso, reply_public, ticket_summary
-from tickets.attachments.selectors import ATTACHMENT_COLUMNS
 from tickets.models import Attachment, Reply, Ticket, TicketStatus
-from tickets.selectors import REPLY_COLUMNS, TICKET_COLUMNS
+from tickets.payloads import (
+    ATTACHMENT_COLUMNS,
+    REPLY_COLUMNS,
+    TICKET_COLUMNS,
+    agent_ref,
+    attachment_event,
+    contact_public,
+    iso,
+    reply_public,
+    status_public,
+    ticket_ref,
+    ticket_summary,
+)
 
 
 def _body(event_id, kind: str, created_at, data: dict) -> str:
@@ -38,7 +46,7 @@ def _body(event_id, kind: str, created_at, data: dict) -> str:
 
 
 def _ticket_data(ticket_id) -> dict:
-    return ticket_summary(Ticket.objects.values_list(*TICKET_COLUMNS).get(pk=ticket_id))
+    return ticket_summary(Ticket.objects.values_list(*TICKET_COLUMNS, named=True).get(pk=ticket_id))
 
 
 def _first_attempt_guard():
@@ -87,12 +95,8 @@ def actor_payload(actor: Actor) -> dict:
     return {"tipo": Actor.SYSTEM}
 
 
-def _status_payload(status: TicketStatus) -> dict:
-    return {"nome": status.name, "categoria": status.category, "cor": status.color}
-
-
 def _agent_ref(agent: Agent | None) -> dict | None:
-    return {"id": str(agent.pk), "nome": agent.name} if agent is not None else None
+    return agent_ref(agent.pk, agent.name) if agent is not None else None
 
 
 def _change(previous, current) -> dict:
@@ -113,7 +117,7 @@ def reply_event(reply: Reply, kind: str, actor: Actor, previous_body: str | None
     def build() -> dict:
         data = {
             "ticket": _ticket_data(reply.ticket_id),
-            "resposta": reply_public(Reply.objects.values_list(*REPLY_COLUMNS).get(pk=reply.pk)),
+            "resposta": reply_public(Reply.objects.values_list(*REPLY_COLUMNS, named=True).get(pk=reply.pk)),
         }
         if previous_body is not None:
             data["mensagem_anterior"] = previous_body
@@ -131,14 +135,16 @@ def attachment_added_event(attachment: Attachment, actor: Actor) -> WebhookEvent
         kind=EventKind.ATTACHMENT_ADDED,
         data_builder=lambda: {
             "ticket": _ticket_data(attachment.ticket_id),
-            "anexo": attachment_event(Attachment.objects.values_list(*ATTACHMENT_COLUMNS).get(pk=attachment.pk)),
+            "anexo": attachment_event(
+                Attachment.objects.values_list(*ATTACHMENT_COLUMNS, named=True).get(pk=attachment.pk)
+            ),
             "ator": actor_payload(actor),
         },
     )
 
 
 def status_changed_event(ticket: Ticket, previous: TicketStatus, actor: Actor) -> WebhookEvent:
-    change = _change(_status_payload(previous), _status_payload(ticket.status))
+    change = _change(status_public(previous), status_public(ticket.status))
     return ticket_event(ticket, EventKind.STATUS_CHANGED, actor, alteracoes={"status": change})
 
 
@@ -154,11 +160,10 @@ def assigned_event(ticket: Ticket, previous: Agent | None, actor: Actor) -> Webh
 
 def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
     """The ticket is gone: `ticket` is what identifies it, nothing more."""
-    ticket = {"id": str(tombstone.pk), "numero": tombstone.number, "external_id": tombstone.external_id or None}
     return event_emit(
         organization=tombstone.organization,
         kind=EventKind.DELETED,
-        data_builder=lambda: {"ticket": ticket, "ator": actor_payload(actor)},
+        data_builder=lambda: {"ticket": ticket_ref(tombstone), "ator": actor_payload(actor)},
     )
 
 
@@ -170,10 +175,7 @@ def contact_anonymized_event(contact, tickets, actor: Actor) -> WebhookEvent:
         kind=EventKind.CONTACT_ANONYMIZED,
         data_builder=lambda: {
             "contato": contact_public(contact),
-            "tickets": [
-                {"id": str(ticket.id), "numero": ticket.number, "external_id": ticket.external_id or None}
-                for ticket in tickets
-            ],
+            "tickets": [ticket_ref(ticket) for ticket in tickets],
             "ator": actor_payload(actor),
         },
     )

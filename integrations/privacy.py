@@ -17,30 +17,21 @@ from django.utils import timezone
 
 from helpdesk.audit import audit_record
 from integrations.models import IdempotencyRecord, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
-from tickets.api.attachment_serializers import attachment_event
-from tickets.api.output import iso, tickets_public
-from tickets.attachments.selectors import ATTACHMENT_COLUMNS, PUBLIC
-from tickets.attachments.signing import attachment_url
+from tickets.attachments.selectors import PUBLIC
 from tickets.models import Attachment, Contact, Ticket
-from tickets.selectors import TICKET_COLUMNS
+from tickets.payloads import (
+    EXPORTED_ATTACHMENT_COLUMNS,
+    TICKET_COLUMNS,
+    attachments_exported,
+    contact_public,
+    iso,
+    tickets_public,
+)
 from tickets.services import ContactIdentity
 
 ANONYMIZED_TEXT = "[anonimizado]"
 # Bodies are searched for a ticket's id in chunks, to keep each statement's pattern list short.
 TICKET_ID_CHUNK = 100
-
-
-def contact_public(contact: Contact) -> dict:
-    """The contact as the management API shows it (ContatoOut)."""
-    return {
-        "id": str(contact.pk),
-        "nome": contact.name,
-        "email": contact.email or None,
-        "telefone": contact.phone or None,
-        "external_id": contact.external_id or None,
-        "criado_em": iso(contact.created_at),
-        "anonimizado_em": iso(contact.anonymized_at),
-    }
 
 
 # --- finding the person in a stored body ----------------------------------------------------------
@@ -203,8 +194,8 @@ def contact_export(*, contact: Contact, request) -> dict:
     an export is a disclosure."""
     with transaction.atomic():
         identity = None if contact.anonymized_at else ContactIdentity.of(contact)
-        ticket_rows = Ticket.objects.filter(requester=contact).order_by("number").values_list(*TICKET_COLUMNS)
-        tickets = tickets_public(list(ticket_rows))
+        ticket_rows = Ticket.objects.filter(requester=contact).order_by("number")
+        tickets = tickets_public(list(ticket_rows.values_list(*TICKET_COLUMNS, named=True)))
         events = _events_naming(contact, identity, replace=False)
         document = {
             "contato": contact_public(contact),
@@ -225,15 +216,8 @@ def contact_export(*, contact: Contact, request) -> dict:
 
 
 def _attachments(contact: Contact, request) -> list[dict]:
-    rows = (
-        Attachment.objects.filter(PUBLIC, ticket__requester=contact)
-        .order_by("created_at", "id")
-        .values_list(*ATTACHMENT_COLUMNS, "ticket_id")
-    )
-    return [
-        {**attachment_event(row), "ticket_id": str(row[7]), "url": attachment_url(request, row[0], row[6])}
-        for row in rows
-    ]
+    attachments = Attachment.objects.filter(PUBLIC, ticket__requester=contact).order_by("created_at", "id")
+    return attachments_exported(request, attachments.values_list(*EXPORTED_ATTACHMENT_COLUMNS, named=True))
 
 
 def _deliveries(event_ids: list) -> list[WebhookDelivery]:

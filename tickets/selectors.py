@@ -27,6 +27,7 @@ from django.db.models.expressions import ExpressionWrapper
 from helpdesk.api.pagination import Page
 from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
 from helpdesk.models import Organization
+from helpdesk.rows import row_type
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ContactNotFound, ReplyNotFound, StatusNotFound, TicketNotFound
 from tickets.models import (
@@ -44,43 +45,6 @@ from tickets.models import (
 logger = logging.getLogger(__name__)
 
 _TICKET_NUMBER_RE = re.compile(r"[0-9]{1,9}")
-
-# Rows for the hot paths' output (tickets.api.output builds the payloads from them, no model instances).
-TICKET_COLUMNS = (
-    "id",
-    "number",
-    "subject",
-    "description",
-    "priority",
-    "channel",
-    "external_id",
-    "source_system",
-    "created_at",
-    "updated_at",
-    "resolved_at",
-    "status__name",
-    "status__category",
-    "status__color",
-    "requester__name",
-    "requester__email",
-    "requester__phone",
-    "requester__external_id",
-)
-PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name")
-REPLY_COLUMNS = (
-    "ticket_id",
-    "id",
-    "body",
-    "origin",
-    "edited",
-    "created_at",
-    "is_internal",
-    "author_agent_id",
-    "author_agent__name",
-    "author_contact__name",
-    "author_contact__email",
-    "author_contact__external_id",
-)
 
 
 def _filtered(
@@ -146,7 +110,7 @@ def _search_condition(organization: Organization, search: str) -> Q:
 def ticket_list_public(
     *, organization: Organization, priority: str | None = None, number: int | None = None, search: str | None = None
 ) -> QuerySet[Ticket]:
-    """The organization's tickets, filtered, newest first (read as TICKET_COLUMNS rows)."""
+    """The organization's tickets, filtered, newest first."""
     return _filtered(organization, priority=priority, number=number, search=search)
 
 
@@ -157,8 +121,9 @@ DEEP_PAGE_OFFSET = 1000
 
 
 def ticket_page(*, organization: Organization, filters: dict, page: int, per_page: int, columns: tuple) -> Page:
-    """A page of the list (ticket_list_public's filters, and the panel's status_id and assignee_id), at the same cost on
-    page 2 and on page 20,000, with an exact `total` that does not read the tickets (docs/performance.md)."""
+    """A page of the list (ticket_list_public's filters, and the panel's status_id and assignee_id) as named rows
+    of `columns`, at the same cost on page 2 and on page 20,000, with an exact `total` that does not read the
+    tickets (docs/performance.md)."""
     given, tickets, total = _filtered_and_total(organization, filters)
     offset = (page - 1) * per_page
     if offset >= total:
@@ -166,10 +131,10 @@ def ticket_page(*, organization: Organization, filters: dict, page: int, per_pag
     start = _nth_newest_number(organization, offset, total) if offset >= DEEP_PAGE_OFFSET and not given else None
     if start is not None:  # numbered in order: the page is the next `per_page` numbers from `start` down
         rows = Ticket.objects.filter(organization=organization, number__lte=start).order_by("-number")
-        items = list(rows.values_list(*columns)[:per_page])
+        items = list(rows.values_list(*columns, named=True)[:per_page])
     else:
         tickets = _few_matches_first(tickets, given, total)
-        items = list(tickets.values_list(*columns)[offset : offset + per_page])
+        items = list(tickets.values_list(*columns, named=True)[offset : offset + per_page])
     return Page(items=items, total=total, per_page=per_page, number=page)
 
 
@@ -252,9 +217,10 @@ class _RowBefore(Func):
 def ticket_page_after(
     *, organization: Organization, filters: dict, after: tuple | None, per_page: int, columns: tuple
 ) -> TicketsAfter:
-    """The `per_page` tickets after `after` ((created_at, number) of the last one read), newest first:
-    a keyset read that costs the same anywhere in the list, and never skips nor repeats a ticket that
-    stays, whatever is created meanwhile."""
+    """The `per_page` tickets after `after` ((created_at, number) of the last one read), newest first, as
+    named rows of `columns` (which name created_at and number: the next page starts from them): a keyset
+    read that costs the same anywhere in the list, and never skips nor repeats a ticket that stays,
+    whatever is created meanwhile."""
     given, tickets, total = _filtered_and_total(organization, filters)
     tickets = _few_matches_first(tickets, given, total)
     if after is not None:
@@ -262,15 +228,15 @@ def ticket_page_after(
         tickets = tickets.filter(
             _RowBefore(F("created_at"), F("number"), Value(created_at, output_field=DateTimeField()), Value(number))
         )
-    rows = list(tickets.values_list("created_at", "number", *columns)[: per_page + 1])
-    last = rows[per_page - 1][:2] if len(rows) > per_page else None
-    return TicketsAfter(items=[row[2:] for row in rows[:per_page]], total=total, last=last)
+    rows = list(tickets.values_list(*columns, named=True)[: per_page + 1])
+    last = (rows[per_page - 1].created_at, rows[per_page - 1].number) if len(rows) > per_page else None
+    return TicketsAfter(items=rows[:per_page], total=total, last=last)
 
 
 @dataclass(frozen=True)
 class ChangesPage:
-    """A page of the change list: changed tickets (TICKET_COLUMNS rows) and deleted ones (tombstones),
-    each in the list's order, and where the next page starts."""
+    """A page of the change list: changed tickets (named rows of the columns asked for) and deleted ones
+    (tombstones), each in the list's order, and where the next page starts."""
 
     tickets: list
     deleted: list[TicketTombstone]
@@ -281,34 +247,38 @@ class ChangesPage:
 # A tombstone read beside tickets (one UNION ALL): its columns at the tickets' places, nulls elsewhere,
 # then its excluido_em, which the ticket rows leave null.
 _TOMBSTONE_AS_TICKET = {"id": F("id"), "number": F("number"), "external_id": F("external_id")}
-_TICKET_BRANCH = (*TICKET_COLUMNS, Value(None, output_field=DateTimeField()))
-_TOMBSTONE_BRANCH = (
-    *(_TOMBSTONE_AS_TICKET.get(name, Value(None, output_field=CharField())) for name in TICKET_COLUMNS),
-    "deleted_at",
-)
 
 
-def ticket_changes(*, organization: Organization, start: Position | datetime | None, limit: int) -> ChangesPage:
+def ticket_changes(
+    *, organization: Organization, start: Position | datetime | None, limit: int, columns: tuple
+) -> ChangesPage:
     """The organization's tickets changed, and those deleted, after `start` (a position from a cursor,
-    a moment, or None for all of them), oldest change first; a fixed number of statements whatever the
-    limit (one more to place a moment)."""
+    a moment, or None for all of them), oldest change first, the tickets as named rows of `columns`
+    (which name id, number and external_id: a tombstone's row fills them); a fixed number of statements
+    whatever the limit (one more to place a moment)."""
     if isinstance(start, datetime):
         start = _changes_start(organization, start)
+    tombstone_columns = (
+        *(_TOMBSTONE_AS_TICKET.get(name, Value(None, output_field=CharField())) for name in columns),
+        "deleted_at",
+    )
     page = page_after(
         Ticket.objects.filter(organization=organization),
         start or START,
         limit=limit,
-        columns=_TICKET_BRANCH,
-        also=[(TicketTombstone.objects.filter(organization=organization), _TOMBSTONE_BRANCH)],
+        columns=(*columns, Value(None, output_field=DateTimeField())),
+        also=[(TicketTombstone.objects.filter(organization=organization), tombstone_columns)],
     )
+    row = row_type(columns)
     tickets, deleted = [], []
-    for row in page.rows:
-        *values, deleted_at, branch, _tx, _seq = row
+    for *values, deleted_at, branch, _tx, _seq in page.rows:
+        read = row._make(values)
         if branch == 0:
-            tickets.append(tuple(values))
+            tickets.append(read)
         else:
-            ticket_id, number, external_id = (values[TICKET_COLUMNS.index(name)] for name in _TOMBSTONE_AS_TICKET)
-            deleted.append(TicketTombstone(id=ticket_id, number=number, external_id=external_id, deleted_at=deleted_at))
+            deleted.append(
+                TicketTombstone(id=read.id, number=read.number, external_id=read.external_id, deleted_at=deleted_at)
+            )
     return ChangesPage(tickets=tickets, deleted=deleted, next=page.next, has_more=page.has_more)
 
 
@@ -357,13 +327,9 @@ def contact_get(*, organization: Organization, contact_id) -> Contact:
     return object_by_id(Contact.objects.filter(organization=organization), contact_id, missing=ContactNotFound)
 
 
-def ticket_row_public(*, organization: Organization, ticket_id) -> tuple:
-    rows = Ticket.objects.values_list(*TICKET_COLUMNS)
-    return object_by_id(rows.filter(organization=organization), ticket_id, missing=TicketNotFound)
-
-
-def ticket_row_panel(*, organization: Organization, ticket_id) -> tuple:
-    rows = Ticket.objects.values_list(*PANEL_TICKET_COLUMNS)
+def ticket_row_get(*, organization: Organization, ticket_id, columns: tuple) -> tuple:
+    """The ticket as a named row of `columns`; another organization's answers exactly like a missing one."""
+    rows = Ticket.objects.values_list(*columns, named=True)
     return object_by_id(rows.filter(organization=organization), ticket_id, missing=TicketNotFound)
 
 
@@ -381,14 +347,15 @@ def reply_get(*, ticket: Ticket, reply_id) -> Reply:
     return object_by_id(_replies_of(ticket), reply_id, missing=ReplyNotFound)
 
 
-def reply_rows_by_ticket(ticket_ids: list, *, include_internal: bool = False) -> dict:
-    """The replies of these tickets as REPLY_COLUMNS rows, oldest first, in one query."""
+def reply_rows_by_ticket(ticket_ids: list, *, columns: tuple, include_internal: bool = False) -> dict:
+    """The replies of these tickets as named rows of `columns` (which name ticket_id), by ticket, oldest
+    first, in one query."""
     replies = Reply.objects.filter(ticket_id__in=ticket_ids)
     if not include_internal:
         replies = replies.filter(is_internal=False)
     by_ticket: dict = {ticket_id: [] for ticket_id in ticket_ids}
-    for row in replies.order_by("created_at", "id").values_list(*REPLY_COLUMNS):
-        by_ticket[row[0]].append(row)
+    for row in replies.order_by("created_at", "id").values_list(*columns, named=True):
+        by_ticket[row.ticket_id].append(row)
     return by_ticket
 
 

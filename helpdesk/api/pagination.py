@@ -23,10 +23,10 @@ class Page:
 
 def paginate(queryset, *, page: int, per_page: int, columns: tuple[str, ...] | None = None) -> Page:
     """Two queries whatever the page size: a count (on the plain queryset, without the joins
-    of `columns`), and the page as `columns` rows when given. A page past the end is empty."""
+    of `columns`), and the page as named rows of `columns` when given. A page past the end is empty."""
     total = queryset.count()
     offset = (page - 1) * per_page
-    rows = queryset.values_list(*columns) if columns else queryset
+    rows = queryset.values_list(*columns, named=True) if columns else queryset
     items = list(rows[offset : offset + per_page]) if offset < total else []
     return Page(items=items, total=total, per_page=per_page, number=page)
 

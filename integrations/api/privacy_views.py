@@ -9,7 +9,8 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.selectors import active_agent_of
 from integrations.api.privacy_serializers import ExportedDeliveryOut
 from integrations.api.privacy_views_docs import contact_docs
-from integrations.privacy import contact_export, contact_public
+from integrations.privacy import contact_export
+from tickets.payloads import contact_public
 from tickets.selectors import contact_get
 from tickets.services import contact_anonymize
 

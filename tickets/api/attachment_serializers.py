@@ -1,7 +1,7 @@
-"""Attachment shapes (Anexo), in and out, and the builders of the output from rows.
+"""Attachment shapes (Anexo), in and out.
 
-The serializers are the OpenAPI schema and the oracle of the builders (tests/attachments); the
-builders make the payloads from ATTACHMENT_COLUMNS rows, as tickets.api.output does for tickets.
+The output serializers are the OpenAPI schema; the payloads are built in tickets.payloads, and
+tests/tickets/test_payloads.py checks that both agree.
 """
 
 from drf_spectacular.utils import extend_schema_field
@@ -9,7 +9,6 @@ from rest_framework import serializers
 
 from helpdesk.api.fields import TextField
 from helpdesk.api.pagination import PageQuery
-from tickets.api.output import iso
 from tickets.attachments.content import SERVED_TYPES
 from tickets.attachments.signing import attachment_url
 
@@ -97,37 +96,3 @@ class PanelReplyUploadIn(serializers.Serializer):
 
 class AttachmentListQuery(PageQuery):
     por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
-
-
-def attachment_event(row) -> dict:
-    """A webhook's `anexo`, from an ATTACHMENT_COLUMNS row."""
-    return {
-        "id": str(row[0]),
-        "nome": row[1],
-        "tipo": row[2],
-        "tamanho": row[3],
-        "resposta_id": str(row[4]) if row[4] else None,
-        "criado_em": iso(row[5]),
-    }
-
-
-def attachment_row(attachment) -> tuple:
-    """The PANEL_ATTACHMENT_COLUMNS row of an attachment the service returned (no re-read)."""
-    names = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
-    internal = attachment.reply.is_internal if attachment.reply_id else None  # as the LEFT JOIN reads it
-    return (*(getattr(attachment, name) for name in names), internal, attachment.sender)
-
-
-def attachments_public(request, rows) -> list[dict]:
-    return [{**attachment_event(row), "url": attachment_url(request, row[0], row[6])} for row in rows]
-
-
-def attachments_panel(request, rows) -> list[dict]:
-    return [
-        {
-            **attachment_event(row),
-            "url": attachment_url(request, row[0], row[6], for_agent=True),
-            "interna": bool(row[7]),
-        }
-        for row in rows
-    ]

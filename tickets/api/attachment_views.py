@@ -17,9 +17,6 @@ from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.attachment_serializers import (
     AttachmentListQuery,
     AttachmentUploadIn,
-    attachment_row,
-    attachments_panel,
-    attachments_public,
 )
 from tickets.api.attachment_views_docs import (
     attachment_download_docs,
@@ -27,19 +24,20 @@ from tickets.api.attachment_views_docs import (
     ticket_attachment_docs,
 )
 from tickets.attachments.content import download_name
-from tickets.attachments.selectors import (
-    ATTACHMENT_COLUMNS,
-    PANEL_ATTACHMENT_COLUMNS,
-    attachment_for_download,
-    attachment_list_panel,
-    attachment_list_public,
-)
+from tickets.attachments.selectors import attachment_for_download, attachment_list_panel, attachment_list_public
 from tickets.attachments.services import attachment_add_by_partner
 from tickets.attachments.signing import attachment_claims
 from tickets.attachments.storage import attachment_storage
 from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
 from tickets.exceptions import AttachmentNotFound
 from tickets.models import Ticket
+from tickets.payloads import (
+    ATTACHMENT_COLUMNS,
+    PANEL_ATTACHMENT_COLUMNS,
+    attachment_row,
+    attachments_panel,
+    attachments_public,
+)
 from tickets.selectors import ticket_get
 
 MULTIPART = "multipart/form-data"

@@ -9,8 +9,7 @@ from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.exceptions import AccessDenied
 from helpdesk.permissions import DELETE_TICKETS_PERM
 from helpdesk.selectors import agent_get
-from tickets.api.attachment_serializers import PanelReplyUploadIn, attachment_row, attachments_panel
-from tickets.api.output import reply_panel, reply_row, ticket_panel_row, tickets_panel
+from tickets.api.attachment_serializers import PanelReplyUploadIn
 from tickets.api.pages import ticket_list_payload
 from tickets.api.panel_serializers import (
     PanelReplyEditIn,
@@ -23,13 +22,16 @@ from tickets.api.panel_serializers import (
 from tickets.api.panel_views_docs import panel_status_docs, panel_ticket_docs
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
-from tickets.selectors import (
+from tickets.payloads import (
     PANEL_TICKET_COLUMNS,
-    reply_get,
-    status_list,
-    ticket_get,
-    ticket_row_panel,
+    attachment_row,
+    attachments_panel,
+    reply_panel,
+    reply_row,
+    ticket_panel_row,
+    tickets_panel,
 )
+from tickets.selectors import reply_get, status_list, ticket_get, ticket_row_get
 from tickets.services import (
     reply_create_by_agent,
     reply_edit_as_agent,
@@ -62,7 +64,7 @@ class PanelTicketViewSet(AgentPanelViewSet):
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket criado.", status=201)
 
     def retrieve(self, request, **kwargs):
-        row = ticket_row_panel(organization=self.organization, ticket_id=kwargs["id"])
+        row = ticket_row_get(organization=self.organization, ticket_id=kwargs["id"], columns=PANEL_TICKET_COLUMNS)
         return EnvelopeResponse(tickets_panel([row])[0], message="Ticket encontrado.")
 
     def partial_update(self, request, **kwargs):

@@ -1,4 +1,4 @@
-"""Partner API shapes: TicketPublico and RespostaPublica out, requests in."""
+"""Partner API shapes: TicketPublico, RespostaPublica and Atendente out, requests in."""
 
 from dataclasses import dataclass
 
@@ -16,8 +16,9 @@ from tickets.exceptions import ChangesCursorExpired
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.services import RequesterData
 
-# Output serializers are the OpenAPI schema (and the oracle of tickets.api.output): `allow_null`
-# marks what can be null, choices are the enums. A docstring here would show in the schema.
+# Output serializers are the OpenAPI schema of the payloads built in tickets.payloads (and their oracle,
+# tests/tickets/test_payloads.py): `allow_null` marks what can be null, choices are the enums. A
+# docstring here would show in the schema.
 
 
 class BlankAsNullField(serializers.CharField):
@@ -94,6 +95,23 @@ class TicketSummaryOut(serializers.Serializer):
 
 class TicketPublicOut(TicketSummaryOut):
     respostas = ReplyPublicOut(source="public_replies", many=True)
+
+
+class AgentOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(source="name")
+    avatar_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(
+        {
+            "type": "string",
+            "format": "uri",
+            "nullable": True,
+            "description": "URL assinada, válida por cerca de 30 minutos; null quando o atendente não tem foto.",
+        }
+    )
+    def get_avatar_url(self, agent) -> str | None:
+        return avatar_url(self.context["request"], agent.pk, agent.avatar.name)
 
 
 class RequesterIn(serializers.Serializer):

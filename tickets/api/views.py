@@ -3,12 +3,17 @@
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 
-from helpdesk.api.avatars import avatar_url
 from helpdesk.api.pagination import PageQuery, page_payload
 from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
-from tickets.api.output import (
+from tickets.api.pages import ticket_list_payload
+from tickets.api.serializers import ReplyIn, TicketChangesQuery, TicketCreateIn, TicketListQuery, changes_cursor
+from tickets.api.views_docs import agent_docs, ticket_docs
+from tickets.payloads import (
+    AGENT_COLUMNS,
+    TICKET_COLUMNS,
+    agents_public,
     reply_public,
     reply_row,
     ticket_new_public,
@@ -16,16 +21,7 @@ from tickets.api.output import (
     tickets_public,
     tombstone_public,
 )
-from tickets.api.pages import ticket_list_payload
-from tickets.api.serializers import ReplyIn, TicketChangesQuery, TicketCreateIn, TicketListQuery, changes_cursor
-from tickets.api.views_docs import agent_docs, ticket_docs
-from tickets.selectors import (
-    TICKET_COLUMNS,
-    reply_get_public,
-    ticket_changes,
-    ticket_get,
-    ticket_row_public,
-)
+from tickets.selectors import reply_get_public, ticket_changes, ticket_get, ticket_row_get
 from tickets.services import (
     reply_create_by_customer,
     reply_edit_as_customer,
@@ -34,7 +30,6 @@ from tickets.services import (
 )
 
 AGENTS_PER_PAGE = 10
-AGENT_COLUMNS = ("id", "name", "avatar")
 
 
 @ticket_docs
@@ -65,7 +60,9 @@ class TicketViewSet(PartnerViewSet):
     @action(detail=False, methods=["get"], url_path="alteracoes")
     def changes(self, request):
         query = TicketChangesQuery.from_request(request, self.organization).validated_data
-        page = ticket_changes(organization=self.organization, start=query.get("desde"), limit=query["limite"])
+        page = ticket_changes(
+            organization=self.organization, start=query.get("desde"), limit=query["limite"], columns=TICKET_COLUMNS
+        )
         payload = {
             "itens": tickets_public(page.tickets),
             "excluidos": [tombstone_public(tombstone) for tombstone in page.deleted],
@@ -75,7 +72,7 @@ class TicketViewSet(PartnerViewSet):
         return EnvelopeResponse(payload, message="Alterações listadas.")
 
     def retrieve(self, request, **kwargs):
-        row = ticket_row_public(organization=self.organization, ticket_id=kwargs["id"])
+        row = ticket_row_get(organization=self.organization, ticket_id=kwargs["id"], columns=TICKET_COLUMNS)
         return EnvelopeResponse(tickets_public([row])[0], message="Ticket encontrado.")
 
     @action(detail=True, methods=["post"], url_path="respostas")
@@ -99,10 +96,6 @@ class TicketViewSet(PartnerViewSet):
         payload.is_valid(raise_exception=True)
         reply = reply_edit_as_customer(reply=reply, **payload.validated_data)
         return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta atualizada.")
-
-
-def agents_public(request, rows) -> list[dict]:
-    return [{"id": str(pk), "nome": name, "avatar_url": avatar_url(request, pk, avatar)} for pk, name, avatar in rows]
 
 
 @agent_docs

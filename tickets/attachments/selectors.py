@@ -4,10 +4,6 @@ from django.db.models import Q, QuerySet
 
 from tickets.models import Attachment, Ticket
 
-# Rows for the output builders (attachments_public, attachments_panel, attachment_event), no model instances.
-ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
-PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal", "sender")
-
 # An attachment is public unless its reply is an internal note.
 PUBLIC = Q(reply__isnull=True) | Q(reply__is_internal=False)
 

@@ -4,8 +4,8 @@ from helpdesk.actors import SYSTEM
 from helpdesk.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand
 from helpdesk.models import Organization
-from tickets.api.output import tombstone_public
 from tickets.models import Ticket
+from tickets.payloads import tombstone_public
 from tickets.services import ticket_delete
 
 

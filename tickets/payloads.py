@@ -1,0 +1,260 @@
+"""What partners (and the panel) are shown of tickets, replies, attachments, agents and contacts: each
+shape described once, here, and built from named rows.
+
+Each shape reads the columns named beside it (`values_list(*COLUMNS, named=True)`, or `row_of` for
+objects in hand after a write), and its builder reads every value by its column's name. The API, the
+change list, webhook events and the data-subject export all build their bodies here, without a model
+instance or a DRF field per value (docs/performance.md). The serializers in tickets.api stay the
+documented schema; tests/tickets/test_payloads.py checks, byte for byte, that each builder gives what its
+serializer describes. docs/decisions.md, "Adding a field to a payload", says what a new field touches.
+"""
+
+from datetime import UTC
+
+from helpdesk.api.avatars import avatar_url
+from helpdesk.rows import row_of
+from tickets.attachments.signing import attachment_url
+from tickets.models import Attachment, Contact, Reply, ReplyOrigin, Ticket, TicketStatus
+from tickets.selectors import reply_rows_by_ticket
+
+# --- columns: what each shape reads --------------------------------------------------------------
+
+TICKET_COLUMNS = (
+    "id",
+    "number",
+    "subject",
+    "description",
+    "priority",
+    "channel",
+    "external_id",
+    "source_system",
+    "created_at",
+    "updated_at",
+    "resolved_at",
+    "status__name",
+    "status__category",
+    "status__color",
+    "requester__name",
+    "requester__email",
+    "requester__phone",
+    "requester__external_id",
+)
+PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name")
+REPLY_COLUMNS = (
+    "ticket_id",
+    "id",
+    "body",
+    "origin",
+    "edited",
+    "created_at",
+    "is_internal",
+    "author_agent__name",
+    "author_contact__name",
+    "author_contact__email",
+    "author_contact__external_id",
+)
+ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created_at", "organization_id")
+PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal")
+EXPORTED_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "ticket_id")
+AGENT_COLUMNS = ("id", "name", "avatar")
+
+
+def iso(value) -> str | None:
+    """A timestamp as DRF writes it: ISO 8601 in UTC with "Z", microseconds only when there are any."""
+    if value is None:
+        return None
+    if value.tzinfo is None or value.utcoffset():
+        value = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return value.isoformat()[:-6] + "Z"
+
+
+# --- tickets ------------------------------------------------------------------------------------
+
+
+def ticket_summary(row) -> dict:
+    """TicketPublico without respostas, from a TICKET_COLUMNS row (also a webhook's `ticket`)."""
+    return {
+        "id": str(row.id),
+        "numero": row.number,
+        "assunto": row.subject,
+        "descricao": row.description,
+        "prioridade": row.priority,
+        "canal_origem": row.channel,
+        "status": _status(row.status__name, row.status__category, row.status__color),
+        "solicitante": {
+            "nome": row.requester__name,
+            "email": row.requester__email or None,
+            "telefone": row.requester__phone or None,
+            "external_id": row.requester__external_id or None,
+        },
+        "external_id": row.external_id or None,
+        "origem_sistema": row.source_system,
+        "criado_em": iso(row.created_at),
+        "atualizado_em": iso(row.updated_at),
+        "resolvido_em": iso(row.resolved_at),
+    }
+
+
+def tickets_public(rows) -> list[dict]:
+    """TicketPublico for each TICKET_COLUMNS row, with its public replies (one query for all of them)."""
+    replies = reply_rows_by_ticket([row.id for row in rows], columns=REPLY_COLUMNS)
+    return [{**ticket_summary(row), "respostas": [reply_public(r) for r in replies[row.id]]} for row in rows]
+
+
+def tickets_panel(rows) -> list[dict]:
+    """The panel's ticket for each PANEL_TICKET_COLUMNS row, with the whole thread (one query)."""
+    replies = reply_rows_by_ticket([row.id for row in rows], columns=REPLY_COLUMNS, include_internal=True)
+    return [_ticket_panel(row, [reply_panel(r) for r in replies[row.id]]) for row in rows]
+
+
+def _ticket_panel(row, thread: list[dict]) -> dict:
+    payload = ticket_summary(row)
+    payload["status"] = {"id": str(row.status_id), **payload["status"]}
+    payload["atendente"] = agent_ref(row.assignee_id, row.assignee__name) if row.assignee_id else None
+    payload["respostas"] = thread
+    return payload
+
+
+def ticket_new_public(ticket: Ticket) -> dict:
+    """A ticket just created, from the objects in hand: it has no replies yet."""
+    return {**ticket_summary(ticket_row(ticket)), "respostas": []}
+
+
+def ticket_ref(ticket) -> dict:
+    """A ticket as partners identify it (a deleted one, one of an anonymized contact's): any object with
+    `id`, `number` and `external_id`."""
+    return {"id": str(ticket.id), "numero": ticket.number, "external_id": ticket.external_id or None}
+
+
+def tombstone_public(tombstone) -> dict:
+    """A deleted ticket, as the change list's `excluidos` and `ticket.excluido` name it."""
+    return {**ticket_ref(tombstone), "excluido_em": iso(tombstone.deleted_at)}
+
+
+def status_public(status: TicketStatus) -> dict:
+    """A status as a ticket shows it (a status change's `anterior` and `atual`)."""
+    return _status(status.name, status.category, status.color)
+
+
+def _status(name: str, category: str, color: str) -> dict:
+    return {"nome": name, "categoria": category, "cor": color}
+
+
+def ticket_row(ticket: Ticket) -> tuple:
+    """The TICKET_COLUMNS row of a ticket in hand (after a write), its status and requester loaded with it."""
+    return row_of(ticket, TICKET_COLUMNS)
+
+
+def ticket_panel_row(ticket: Ticket) -> tuple:
+    """The PANEL_TICKET_COLUMNS row of a ticket in hand (after a write)."""
+    return row_of(ticket, PANEL_TICKET_COLUMNS)
+
+
+# --- replies ------------------------------------------------------------------------------------
+
+
+def reply_public(row) -> dict:
+    """RespostaPublica from a REPLY_COLUMNS row; agents' e-mail addresses are not the partner's business."""
+    if row.origin == ReplyOrigin.AGENT:
+        author = {"tipo": "agente", "nome": row.author_agent__name, "email": None, "external_id": None}
+    else:
+        author = {
+            "tipo": "cliente",
+            "nome": row.author_contact__name,
+            "email": row.author_contact__email or None,
+            "external_id": row.author_contact__external_id or None,
+        }
+    return {
+        "id": str(row.id),
+        "mensagem": row.body,
+        "origem": row.origin,
+        "editado": bool(row.edited),
+        "autor": author,
+        "criado_em": iso(row.created_at),
+    }
+
+
+def reply_panel(row) -> dict:
+    return {**reply_public(row), "interna": bool(row.is_internal)}
+
+
+def reply_row(reply: Reply) -> tuple:
+    """The REPLY_COLUMNS row of a reply in hand, its author loaded with it."""
+    return row_of(reply, REPLY_COLUMNS)
+
+
+# --- attachments --------------------------------------------------------------------------------
+
+
+def attachment_event(row) -> dict:
+    """A webhook's `anexo`, from an ATTACHMENT_COLUMNS row: no link (it would expire before the retries end)."""
+    return {
+        "id": str(row.id),
+        "nome": row.name,
+        "tipo": row.content_type,
+        "tamanho": row.size,
+        "resposta_id": str(row.reply_id) if row.reply_id else None,
+        "criado_em": iso(row.created_at),
+    }
+
+
+def attachments_public(request, rows) -> list[dict]:
+    """Anexo for each ATTACHMENT_COLUMNS row, with its signed download link."""
+    return [{**attachment_event(row), "url": attachment_url(request, row.id, row.organization_id)} for row in rows]
+
+
+def attachments_panel(request, rows) -> list[dict]:
+    """The panel's attachment for each PANEL_ATTACHMENT_COLUMNS row: an agents' link, and whether it is a note's."""
+    return [
+        {
+            **attachment_event(row),
+            "url": attachment_url(request, row.id, row.organization_id, for_agent=True),
+            "interna": bool(row.reply__is_internal),
+        }
+        for row in rows
+    ]
+
+
+def attachments_exported(request, rows) -> list[dict]:
+    """A data-subject export's attachment for each EXPORTED_ATTACHMENT_COLUMNS row: which ticket, and a link."""
+    return [
+        {
+            **attachment_event(row),
+            "ticket_id": str(row.ticket_id),
+            "url": attachment_url(request, row.id, row.organization_id),
+        }
+        for row in rows
+    ]
+
+
+def attachment_row(attachment: Attachment) -> tuple:
+    """The PANEL_ATTACHMENT_COLUMNS row of an attachment the service returned (no re-read)."""
+    return row_of(attachment, PANEL_ATTACHMENT_COLUMNS)
+
+
+# --- agents and contacts ------------------------------------------------------------------------
+
+
+def agents_public(request, rows) -> list[dict]:
+    """Atendente for each AGENT_COLUMNS row, with its signed photo link (null without a photo)."""
+    return [
+        {"id": str(row.id), "nome": row.name, "avatar_url": avatar_url(request, row.id, row.avatar)} for row in rows
+    ]
+
+
+def agent_ref(agent_id, name: str) -> dict:
+    """An agent named in a ticket: the panel's `atendente`, an assignment's `anterior` and `atual`."""
+    return {"id": str(agent_id), "nome": name}
+
+
+def contact_public(contact: Contact) -> dict:
+    """The contact as the management API shows it (ContatoOut), and `contato.anonimizado` carries it."""
+    return {
+        "id": str(contact.pk),
+        "nome": contact.name,
+        "email": contact.email or None,
+        "telefone": contact.phone or None,
+        "external_id": contact.external_id or None,
+        "criado_em": iso(contact.created_at),
+        "anonimizado_em": iso(contact.anonymized_at),
+    }
