@@ -282,21 +282,3 @@ class TicketChangesOut(serializers.Serializer):
         help_text="Onde continuar: o `desde` da próxima chamada (agora, se `tem_mais`; mais tarde, se não)."
     )
     tem_mais = serializers.BooleanField(help_text="true quando já há mais alterações além desta página.")
-
-
-# The schema (and the test oracle) of tickets.api.views.agents_public.
-class AgentOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    nome = serializers.CharField(source="name")
-    avatar_url = serializers.SerializerMethodField()
-
-    @extend_schema_field(
-        {
-            "type": "string",
-            "format": "uri",
-            "nullable": True,
-            "description": "URL assinada, válida por cerca de 30 minutos; null quando o atendente não tem foto.",
-        }
-    )
-    def get_avatar_url(self, agent) -> str | None:
-        return avatar_url(self.context["request"], agent.pk, agent.avatar.name)
