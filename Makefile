@@ -24,7 +24,7 @@ run: setup
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py seed_demo --with-key
 	@echo "Serving on http://localhost:$(PORT) (web, Celery worker and beat; a process that dies is restarted)"
-	$(PY) -m config.runner
+	$(PY) -m tools.runner
 
 test: setup
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

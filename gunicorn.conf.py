@@ -30,7 +30,7 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
 keepalive = 5
 
-# The application logs one structured line per request (helpdesk/middleware.py), so gunicorn's
+# The application logs one structured line per request (foundation/request_log.py), so gunicorn's
 # access log is off unless WEB_ACCESS_LOG asks for it; it never has %(u)s, the HTTP Basic user,
 # which is a partner's whole API key.
 accesslog = "-" if os.environ.get("WEB_ACCESS_LOG", "false").lower() in ("1", "true", "yes") else None
@@ -59,11 +59,11 @@ logger_class = AccessLogger
 control_socket_disable = True
 
 
-# Metrics (helpdesk/metrics/directory.py): this server's processes write prometheus_client's
+# Metrics (foundation/metrics/directory.py): this server's processes write prometheus_client's
 # multiprocess files to a directory of their own, empty at start, set before any worker loads
 # the application (so not with preload_app); a worker that exits is marked dead.
 def on_starting(server):
-    from helpdesk.metrics.directory import prepare_server_directory
+    from foundation.metrics.directory import prepare_server_directory
 
     prepare_server_directory("web")
 
@@ -88,9 +88,9 @@ def _write_error(sock, status_int, reason, mesg):
     # Imported here: a worker has loaded the application (and Django's settings) by the time it answers.
     from gunicorn import util
 
-    from helpdesk.api.envelope import error_body, spaced_json_bytes
-    from helpdesk.api.exceptions import internal_error
-    from helpdesk.exceptions import ApplicationError
+    from api_framework.envelope import error_body, spaced_json_bytes
+    from api_framework.exception_handler import internal_error
+    from foundation.exceptions import ApplicationError
 
     if status_int >= 500:
         error = internal_error()

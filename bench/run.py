@@ -47,8 +47,8 @@ from bench.stack import (
     wait_until,
 )
 from bench.webhooks import Receiver, burst, steady
-from config.runner import read_procfile
 from tools.ports import free_port, port_open
+from tools.runner import read_procfile
 
 ROLES = {
     "admin": "bench_admin",  # migrations, seeding, the bench's own queries

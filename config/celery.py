@@ -7,9 +7,9 @@ from celery import Celery
 from celery.signals import beat_init, setup_logging, task_failure, task_postrun, task_prerun, worker_init
 from celery.worker.consumer import Consumer as CeleryConsumer
 
-from helpdesk.logs import configure as configure_logging
-from helpdesk.logs import task_failure_log
-from helpdesk.metrics.worker import connect_worker_metrics
+from foundation.logs import configure as configure_logging
+from foundation.logs import task_failure_log
+from foundation.metrics.worker import connect_worker_metrics
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -50,7 +50,7 @@ def _database_connections_around_a_task(**kwargs) -> None:
 
 @setup_logging.connect(dispatch_uid="helpdesk.logging")
 def _logging_as_the_web_process(**kwargs) -> None:
-    """Worker and beat log through settings.LOGGING (JSON lines or console, helpdesk/logs.py),
+    """Worker and beat log through settings.LOGGING (JSON lines or console, foundation/logs.py),
     not in Celery's own format; a receiver here also keeps Celery from taking over the root logger."""
     from django.conf import settings
 
@@ -66,7 +66,7 @@ def _refuse_misconfiguration(**kwargs) -> None:
     """Celery logs and ignores an exception raised by a signal receiver: exit explicitly."""
     from django.core.exceptions import ImproperlyConfigured
 
-    from config.startup import refuse_misconfiguration
+    from foundation.startup import refuse_misconfiguration
 
     try:
         refuse_misconfiguration()

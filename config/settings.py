@@ -69,6 +69,8 @@ INSTALLED_APPS = [
     "rest_framework_simplejwt.token_blacklist",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "foundation",  # the infrastructure every app stands on: its deployment checks and signal hooks
+    "api_framework",  # what every API door is built on: registers the OpenAPI extensions
     "helpdesk",
     "tickets",
     "integrations",
@@ -76,9 +78,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First: every response, static files and early refusals included, gets its request id and log line.
-    "helpdesk.middleware.RequestLogMiddleware",
+    "foundation.request_log.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "helpdesk.metrics.middleware.RequestMetricsMiddleware",  # counts and times every request (no query)
+    "foundation.metrics.middleware.RequestMetricsMiddleware",  # counts and times every request (no query)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -119,7 +121,7 @@ if env.str("DATABASE_URL", default=""):
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # The same backend, without a health-check round trip on a connection busy a moment ago.
-        DATABASES["default"]["ENGINE"] = "helpdesk.db.postgresql"
+        DATABASES["default"]["ENGINE"] = "foundation.db.postgresql"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     # A database that does not answer fails a request in seconds instead of holding it
     # (2 s is the least libpq and psycopg accept; a live server, even a busy one, answers in milliseconds).
@@ -129,7 +131,7 @@ if env.str("DATABASE_URL", default=""):
     if env.int("DB_STATEMENT_TIMEOUT_MS", default=0):
         _options["options"] = f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS')}"
         # The server enforces statement_timeout; a frozen server or a dropped network does not,
-        # so the client stops waiting for any answer a second later (helpdesk.db.postgresql); 0 turns it off.
+        # so the client stops waiting for any answer a second later (foundation.db.postgresql); 0 turns it off.
         _answer_timeout = env.float("DB_ANSWER_TIMEOUT", default=env.int("DB_STATEMENT_TIMEOUT_MS") / 1000 + 1)
         if _answer_timeout > 0:
             DATABASES["default"]["ANSWER_TIMEOUT"] = _answer_timeout
@@ -188,8 +190,8 @@ SILENCED_SYSTEM_CHECKS = [*globals().get("SILENCED_SYSTEM_CHECKS", []), *env.lis
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="") or REDIS_URL or f"sqlite:///{DATA_DIR / 'broker.sqlite3'}"
 if CELERY_BROKER_URL.startswith("sqlite:"):
     # The embedded broker: kombu's SQLAlchemy transport on a SQLite file, made safe for the
-    # several processes that share it (config/broker.py).
-    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+    # several processes that share it (foundation/broker.py).
+    CELERY_BROKER_TRANSPORT = "foundation.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # With prefetch 1 a worker waits a whole polling interval whenever its pool is full,
         # and an idle worker looks for a new message this often.
@@ -318,15 +320,15 @@ else:
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["helpdesk.api.renderers.EnvelopeRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["helpdesk.api.parsers.JSONObjectParser"],
+    "DEFAULT_RENDERER_CLASSES": ["api_framework.renderers.EnvelopeRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api_framework.parsers.JSONObjectParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "helpdesk.api.exceptions.envelope_exception_handler",
+    "EXCEPTION_HANDLER": "api_framework.exception_handler.envelope_exception_handler",
     "DATETIME_FORMAT": "iso-8601",
-    "DEFAULT_SCHEMA_CLASS": "helpdesk.api.schema.EnvelopeAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api_framework.schema.EnvelopeAutoSchema",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -343,7 +345,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "integrations.api.event_schemas.webhooks_postprocess",
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "helpdesk.api.schema.postprocess",
+        "api_framework.schema.postprocess",
     ],
     # Names of the enum components (the hook names them after the field otherwise, with collisions).
     "ENUM_NAME_OVERRIDES": {
@@ -411,7 +413,7 @@ PARTNER_UNAUTHENTICATED_RATE_LIMIT = env.str("PARTNER_UNAUTHENTICATED_RATE_LIMIT
 SCHEMA_RATE_LIMIT = env.str("SCHEMA_RATE_LIMIT", default="30/m")
 HEALTH_RATE_LIMIT = env.str("HEALTH_RATE_LIMIT", default="600/m")
 # Seconds after a request or task during which its database connection is reused without a
-# health-check round trip (helpdesk.db.postgresql).
+# health-check round trip (foundation.db.postgresql).
 DB_HEALTH_CHECK_GRACE = env.float("DB_HEALTH_CHECK_GRACE", default=5.0)
 
 # --- Webhooks -------------------------------------------------------------
@@ -446,19 +448,19 @@ WEBHOOK_MAX_IN_FLIGHT = env.int("WEBHOOK_MAX_IN_FLIGHT", default=2)
 WEBHOOK_SLOW_SECONDS = env.float("WEBHOOK_SLOW_SECONDS", default=2.0)
 WEBHOOK_SLOW_SHARE = env.float("WEBHOOK_SLOW_SHARE", default=0.5)
 
-# --- Logs (helpdesk/logs.py; docs/operations.md, "Logs") ----------------------
+# --- Logs (foundation/logs.py; docs/operations.md, "Logs") ----------------------
 # json: one JSON object a line (production); console: readable lines (`make run` sets it).
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")
 # Servers log to stdout; manage.py sets stderr, so a command's stdout stays its answer (--json).
 LOG_STREAM = env.str("LOG_STREAM", default="stdout")
 if LOG_STREAM not in ("stdout", "stderr"):
     raise ValueError(f"LOG_STREAM must be stdout or stderr, not {LOG_STREAM!r}")
-LOGGING_CONFIG = "helpdesk.logs.configure"
+LOGGING_CONFIG = "foundation.logs.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"structured": {"()": "helpdesk.logs.formatter", "log_format": LOG_FORMAT}},
-    "filters": {"route_instead_of_path": {"()": "helpdesk.logs.RouteInsteadOfPath"}},
+    "formatters": {"structured": {"()": "foundation.logs.formatter", "log_format": LOG_FORMAT}},
+    "filters": {"route_instead_of_path": {"()": "foundation.logs.RouteInsteadOfPath"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "structured", "stream": f"ext://sys.{LOG_STREAM}"}
     },

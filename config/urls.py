@@ -2,13 +2,15 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularSwaggerView
 
-from config.metrics import metrics_view
+from api_framework.views import HealthView, SchemaView, api_route_not_found
+from foundation.metrics.view import metrics_view
 from helpdesk.api.auth_views import LoginView, LogoutView, RefreshView
-from helpdesk.api.views import HealthView, SchemaView, api_route_not_found
+from integrations.metrics import DeliveryQueueCollector
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("metrics", metrics_view, name="metrics"),  # Prometheus, behind METRICS_TOKEN (outside /api)
+    # Prometheus, behind METRICS_TOKEN (outside /api); its collectors are read at scrape time
+    path("metrics", metrics_view, {"collectors": [DeliveryQueueCollector]}, name="metrics"),
     path("api/health", HealthView.as_view(), name="health"),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
@@ -24,6 +26,6 @@ urlpatterns = [
     re_path(r"^api(/|$)", api_route_not_found),
 ]
 
-handler400 = "helpdesk.api.views.handler400"
-handler404 = "helpdesk.api.views.handler404"
-handler500 = "helpdesk.api.views.handler500"
+handler400 = "api_framework.views.handler400"
+handler404 = "api_framework.views.handler404"
+handler500 = "api_framework.views.handler500"

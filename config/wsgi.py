@@ -8,6 +8,6 @@ os.environ.setdefault("DB_STATEMENT_TIMEOUT_MS", "5000")
 
 application = get_wsgi_application()
 
-from config.startup import refuse_misconfiguration  # noqa: E402  (needs the apps loaded above)
+from foundation.startup import refuse_misconfiguration  # noqa: E402  (needs the apps loaded above)
 
 refuse_misconfiguration()

@@ -8,6 +8,7 @@ from django.utils.html import format_html
 from rest_framework_simplejwt.token_blacklist import admin as token_admin
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
+from foundation.exceptions import AccessDenied, ValidationFailed
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import (
     OrganizationScopedAdmin,
@@ -16,7 +17,6 @@ from helpdesk.admin_tenancy import (
     request_agent,
     user_organization_id,
 )
-from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, AuditRecord, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from helpdesk.services import (

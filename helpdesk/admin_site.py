@@ -4,9 +4,9 @@ from django.contrib import admin, messages
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.template.response import TemplateResponse
 
-from helpdesk.exceptions import RateLimited
+from foundation.exceptions import RateLimited
+from foundation.metrics.instruments import rate_limit_rejected
 from helpdesk.login_limits import login_address_count, login_authenticate
-from helpdesk.metrics.instruments import rate_limit_rejected
 
 
 class LoginForm(AdminAuthenticationForm):

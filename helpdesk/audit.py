@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject, empty
 
+from foundation.ratelimit import client_ip
 from helpdesk.models import AuditRecord
-from helpdesk.ratelimit import client_ip
 
 _request: ContextVar = ContextVar("audit_request", default=None)
 _system_name: ContextVar[str] = ContextVar("audit_system_name", default="sistema")

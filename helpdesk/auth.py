@@ -15,8 +15,8 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from rest_framework_simplejwt.tokens import RefreshToken, UntypedToken
 from rest_framework_simplejwt.utils import get_md5_hash_password
 
+from foundation.exceptions import AccessDenied, NotAuthenticated
 from helpdesk.audit import AuditActor, audit_record
-from helpdesk.exceptions import AccessDenied, NotAuthenticated
 from helpdesk.login_limits import login_authenticate
 from helpdesk.models import User
 from helpdesk.permissions import MANAGE_PUBLIC_API, MANAGE_PUBLIC_API_PERM

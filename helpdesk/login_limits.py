@@ -20,10 +20,10 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.cache import caches
 
+from foundation.exceptions import RateLimited
+from foundation.ratelimit import CACHE_ERRORS, client_address, count_request
 from helpdesk.audit import AuditActor, audit_record, change
-from helpdesk.exceptions import RateLimited
 from helpdesk.models import AuditRecord, User
-from helpdesk.ratelimit import CACHE_ERRORS, client_address, count_request
 
 ACCOUNT_POLICY = "login-conta"
 # An address that logged in to an account keeps the full budget this long while the account is under attack.

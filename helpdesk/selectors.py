@@ -2,8 +2,8 @@
 
 from django.db.models import Model, QuerySet
 
-from helpdesk.exceptions import NotFound
-from helpdesk.ids import parse_uuid
+from foundation.exceptions import NotFound
+from foundation.ids import parse_uuid
 from helpdesk.models import Agent, AuditRecord, Organization
 
 

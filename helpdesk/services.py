@@ -10,9 +10,9 @@ from django.db.models import Q
 from PIL import Image, UnidentifiedImageError
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
+from foundation.exceptions import AccessDenied, ValidationFailed
 from helpdesk.actors import SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
 from helpdesk.signals import agent_renamed, organization_restored

@@ -7,8 +7,8 @@ from django.conf import settings
 from django.utils import timezone
 from rest_framework_simplejwt.token_blacklist.models import OutstandingToken
 
+from foundation.purge import delete_in_batches
 from helpdesk.models import AuditRecord
-from helpdesk.purge import delete_in_batches
 
 
 @shared_task(name="helpdesk.flush_expired_tokens", ignore_result=True)

@@ -14,9 +14,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from foundation.exceptions import ValidationFailed
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, request_agent, user_organization_id
-from helpdesk.exceptions import ValidationFailed
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from integrations.api.privacy_serializers import ExportedDeliveryOut
 from integrations.events import delivery_resend

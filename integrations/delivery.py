@@ -29,8 +29,8 @@ from django.utils import timezone
 from requests_hardened import Config, HTTPSession
 from requests_hardened.ip_filter import InvalidIPAddress
 
-from helpdesk.db import Table, db_value, model_sql
-from helpdesk.ids import parse_uuid
+from foundation.db import Table, db_value, model_sql
+from foundation.ids import parse_uuid
 from helpdesk.models import Organization
 from integrations import attempt_errors
 from integrations.leases import keeper, lease_seconds

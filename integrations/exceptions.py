@@ -1,4 +1,4 @@
-from helpdesk.exceptions import AccessDenied, Conflict, Gone, NotFound
+from foundation.exceptions import AccessDenied, Conflict, Gone, NotFound
 
 
 class CredentialNotFound(NotFound):

@@ -13,8 +13,8 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from helpdesk.exceptions import Conflict, ValidationFailed
-from helpdesk.purge import delete_in_batches
+from foundation.exceptions import Conflict, ValidationFailed
+from foundation.purge import delete_in_batches
 from integrations.models import ApiCredential, IdempotencyRecord
 
 HEADER = "Idempotency-Key"

@@ -1,6 +1,6 @@
 """Webhook delivery metrics: attempts as the workers record them, and the queue read at scrape time.
 
-The attempt counters live in the worker processes (helpdesk/metrics/worker.py exposes them).
+The attempt counters live in the worker processes (foundation/metrics/worker.py exposes them).
 The queue gauges are read from the database when the web's /metrics is scraped, by one
 grouped statement over the unfinished deliveries (the `delivery_due` index on status): the
 request path never pays for them.
@@ -16,7 +16,7 @@ from django.utils import timezone
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from helpdesk.metrics.instruments import never_fails
+from foundation.metrics.instruments import never_fails
 from integrations.models import DeliveryStatus, WebhookDelivery
 
 logger = logging.getLogger(__name__)

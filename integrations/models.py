@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from helpdesk.feeds import WrittenOnce
+from foundation.feeds import WrittenOnce
 from helpdesk.models import Organization
 
 
@@ -142,7 +142,7 @@ class WebhookEvent(WrittenOnce):
     kind = models.CharField("evento", max_length=40, choices=EventKind.choices)
     body = models.TextField("corpo")
     created_at = models.DateTimeField("criado em", auto_now_add=True)
-    # change_tx, change_seq: the event's place in the event feed (helpdesk.feeds), written with the event.
+    # change_tx, change_seq: the event's place in the event feed (foundation.feeds), written with the event.
 
     class Meta:
         verbose_name = "evento de webhook"

@@ -8,8 +8,8 @@ feed can tell a partner that its `depois_de` may have been purged (410) rather t
 import structlog
 from django.db.models import Max
 
-from helpdesk.purge import PURGE_BATCH, PURGE_TIME_BUDGET, delete_in_batches
-from helpdesk.retention import purge_cutoff
+from foundation.purge import PURGE_BATCH, PURGE_TIME_BUDGET, delete_in_batches
+from foundation.retention import purge_cutoff
 from integrations.models import EventPurgeHorizon, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
 
 logger = structlog.get_logger(__name__)

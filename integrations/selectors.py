@@ -5,11 +5,11 @@ import hmac
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from helpdesk.db import Table, model_sql
-from helpdesk.feeds import START, FeedPage, Position, page_after
-from helpdesk.ids import parse_uuid
+from foundation.db import Table, model_sql
+from foundation.feeds import START, FeedPage, Position, page_after
+from foundation.ids import parse_uuid
+from foundation.retention import purge_cutoff, retention_cutoff
 from helpdesk.models import Organization
-from helpdesk.retention import purge_cutoff, retention_cutoff
 from helpdesk.selectors import object_by_id
 from integrations.exceptions import CredentialNotFound, DeliveryNotFound, EventNotFound, EventPurged, WebhookNotFound
 from integrations.keys import is_well_formed, key_digest

@@ -10,8 +10,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foundation.exceptions import ValidationFailed
 from helpdesk.audit import audit_record, change
-from helpdesk.exceptions import ValidationFailed
 from helpdesk.models import Organization, User
 from integrations.exceptions import OrganizationSuspended, OriginNotAllowed, ScopeMissing, WebhookInactive
 from integrations.keys import display_prefix, generate_key, key_digest

@@ -13,7 +13,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from helpdesk.logs import formatter
+from foundation.logs import formatter
 from integrations import webhook_urls
 from tests.assertions import bearer_client, panel_client
 from tests.authorization import World, seed_tenant

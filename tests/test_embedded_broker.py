@@ -1,4 +1,4 @@
-"""The embedded broker (config/broker.py: kombu's SQLAlchemy transport on DATA_DIR/broker.sqlite3)
+"""The embedded broker (foundation/broker.py: kombu's SQLAlchemy transport on DATA_DIR/broker.sqlite3)
 loses nothing and hands nothing out twice, with several processes publishing and taking at once.
 
 Real processes, started on a new DATA_DIR and always on the embedded default (whatever broker
@@ -109,9 +109,9 @@ def test_three_thousand_messages_from_concurrent_producers_each_arrive_exactly_o
 
 def test_a_forked_child_opens_broker_connections_of_its_own(tmp_path):
     """A prefork worker forks its pool after it opened the broker file: a child must not share the
-    parent's pooled SQLite connections (config/broker.py forgets kombu's cached engines at fork)."""
+    parent's pooled SQLite connections (foundation/broker.py forgets kombu's cached engines at fork)."""
     url = f"sqlite:///{tmp_path / 'broker.sqlite3'}"
-    with Connection(url, transport="config.broker:Transport") as connection:
+    with Connection(url, transport="foundation.broker:Transport") as connection:
         connection.connect()
         engine, _session_factory = kombu_sqlalchemy.Channel._engines[url]
         assert engine.pool.checkedin() >= 1  # the connection check left one in the pool

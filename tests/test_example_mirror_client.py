@@ -33,8 +33,8 @@ from integrations.models import WebhookEvent
 from integrations.retention import events_purge_expired
 from integrations.services import credential_revoke
 from integrations.signing import signed_headers
+from tests.api_framework.test_database_outage import database_down
 from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
-from tests.helpdesk.test_database_outage import database_down
 from tickets.models import Ticket, TicketTombstone
 from tickets.services import ticket_delete, ticket_update
 

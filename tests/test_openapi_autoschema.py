@@ -1,4 +1,4 @@
-"""What EnvelopeAutoSchema (helpdesk/api/schema.py) changes in drf-spectacular's output, each effect once.
+"""What EnvelopeAutoSchema (api_framework/schema.py) changes in drf-spectacular's output, each effect once.
 
 Its hooks override private methods of drf-spectacular's AutoSchema: a release that renames one would
 drop its effect without an error (docs/decisions.md, "Private APIs we lean on"). The effects other tests
@@ -8,7 +8,7 @@ already check are named there; these are the rest.
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
-from helpdesk.api.schema import NO_NUL
+from api_framework.schema import NO_NUL
 
 
 @pytest.fixture(scope="module")

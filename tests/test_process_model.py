@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from django.conf import settings
 
-from config.runner import read_procfile
+from tools.runner import read_procfile
 
 GUNICORN_CONF = Path(settings.BASE_DIR) / "gunicorn.conf.py"
 
@@ -113,7 +113,7 @@ def settings_under(tmp_path, **environment) -> dict:
 def test_postgresql_connections_persist_health_checked_with_bounded_connects(tmp_path):
     database = settings_under(tmp_path, DATABASE_URL="postgres://app:secret@db.internal:5432/helpdesk")["db"]
 
-    assert database["ENGINE"] == "helpdesk.db.postgresql"
+    assert database["ENGINE"] == "foundation.db.postgresql"
     assert database["CONN_MAX_AGE"] == 600
     assert database["CONN_HEALTH_CHECKS"] is True
     assert database["OPTIONS"] == {

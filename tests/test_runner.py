@@ -1,4 +1,4 @@
-"""`make run`'s runner (config.runner): the Procfile, as written, under supervisord."""
+"""`make run`'s runner (tools.runner): the Procfile, as written, under supervisord."""
 
 import configparser
 import hashlib
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from config import runner
+from tools import runner
 
 ROOT = Path(settings.BASE_DIR)
 
@@ -46,7 +46,7 @@ def test_every_procfile_line_is_a_program_restarted_when_it_dies(tmp_path):
 def test_make_run_runs_the_procfile_with_this_runner():
     makefile = (ROOT / "Makefile").read_text()
 
-    assert "$(PY) -m config.runner" in makefile
+    assert "$(PY) -m tools.runner" in makefile
     assert "honcho start" not in makefile
 
 

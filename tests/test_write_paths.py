@@ -6,7 +6,7 @@ without an event, since no receiver guesses changes from saved models any more.
 The code of the apps is scanned (an AST walk, no import): a write method called on one of those models
 (`Ticket.objects.filter(...).update(...)`), on a variable known to hold one (a parameter annotated with
 the model, a name bound from a query of it), or SQL that writes their tables (by name, or named from the
-model by helpdesk.db.model_sql), outside a services module, is a failure. The admin writes through ModelAdmin
+model by foundation.db.model_sql), outside a services module, is a failure. The admin writes through ModelAdmin
 hooks Django calls itself: each admin of those models overrides the hooks it allows, or does not allow them.
 """
 
@@ -22,7 +22,7 @@ from helpdesk.models import Agent
 from tickets.models import Attachment, Contact, Reply, Ticket, TicketStatus
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("helpdesk", "tickets", "integrations", "config")
+APPS = ("helpdesk", "tickets", "integrations", "config", "api_framework", "foundation")
 GUARDED = {"Ticket", "Reply", "Contact", "TicketStatus", "Attachment", "Agent", "TicketTombstone"}
 TABLES = ("tickets_ticket", "tickets_reply", "tickets_contact", "tickets_ticketstatus", "tickets_attachment")
 WRITES = {"save", "delete", "update", "bulk_update", "bulk_create", "create", "get_or_create", "update_or_create"}
@@ -92,7 +92,8 @@ class _Writes(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _model_sql(self, node: ast.Call) -> None:
-        """SQL named from the models (helpdesk.db.model_sql): `{t}` written to, with t=Ticket or Table(Ticket, ...)."""
+        """SQL named from the models (foundation.db.model_sql): `{t}` written to, with t=Ticket or
+        Table(Ticket, ...)."""
         template = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else ""
         sql = " ".join(str(template).split()).lower()
         for keyword in node.keywords:

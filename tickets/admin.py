@@ -15,6 +15,8 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
+from foundation.exceptions import ApplicationError, ValidationFailed
+from foundation.ids import parse_uuid
 from helpdesk.actors import Actor
 from helpdesk.admin_tenancy import (
     OrganizationScopedAdmin,
@@ -22,8 +24,6 @@ from helpdesk.admin_tenancy import (
     request_agent,
     user_organization_id,
 )
-from helpdesk.exceptions import ApplicationError, ValidationFailed
-from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments

@@ -15,8 +15,8 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from helpdesk.db import db_value, model_sql
-from helpdesk.metrics.instruments import ticket_counts_corrected
+from foundation.db import db_value, model_sql
+from foundation.metrics.instruments import ticket_counts_corrected
 from tickets.models import Ticket, TicketCount, TicketSequence
 
 logger = logging.getLogger(__name__)

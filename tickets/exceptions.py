@@ -1,4 +1,4 @@
-from helpdesk.exceptions import (
+from foundation.exceptions import (
     AccessDenied,
     Conflict,
     Gone,

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from helpdesk.feeds import ChangeSequenceDefault, ChangeTransaction, WrittenOnce, change_fields
+from foundation.feeds import ChangeSequenceDefault, ChangeTransaction, WrittenOnce, change_fields
 from helpdesk.models import Agent, Organization
 
 
@@ -131,7 +131,7 @@ class Ticket(models.Model):
     created_at = models.DateTimeField("criado em", auto_now_add=True, db_index=False)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
     resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
-    # The ticket's place in GET /api/v1/tickets/alteracoes (helpdesk.feeds), written by every save
+    # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
     change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
@@ -192,7 +192,7 @@ class TicketTombstone(WrittenOnce):
     number = models.PositiveIntegerField("número")
     external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001
     deleted_at = models.DateTimeField("excluído em")
-    # change_tx, change_seq: its place in GET /api/v1/tickets/alteracoes, among the tickets' (helpdesk.feeds).
+    # change_tx, change_seq: its place in GET /api/v1/tickets/alteracoes, among the tickets' (foundation.feeds).
 
     class Meta:
         verbose_name = "ticket excluído"

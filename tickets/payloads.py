@@ -11,8 +11,8 @@ serializer describes. docs/decisions.md, "Adding a field to a payload", says wha
 
 from datetime import UTC
 
+from foundation.rows import row_of
 from helpdesk.api.avatars import avatar_url
-from helpdesk.rows import row_of
 from tickets.attachments.signing import attachment_url
 from tickets.models import Attachment, Contact, Reply, ReplyOrigin, Ticket, TicketStatus
 from tickets.selectors import reply_rows_by_ticket

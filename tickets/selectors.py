@@ -24,10 +24,10 @@ from django.db.models import (
 )
 from django.db.models.expressions import ExpressionWrapper
 
-from helpdesk.api.pagination import Page
-from helpdesk.feeds import START, Position, feed_end, horizon_expression, page_after
+from api_framework.pagination import Page
+from foundation.feeds import START, Position, feed_end, horizon_expression, page_after
+from foundation.rows import row_type
 from helpdesk.models import Organization
-from helpdesk.rows import row_type
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ContactNotFound, ReplyNotFound, StatusNotFound, TicketNotFound
 from tickets.models import (

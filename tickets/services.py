@@ -15,15 +15,15 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from foundation.db import db_value, model_sql
+from foundation.exceptions import ValidationFailed
+from foundation.feeds import change_fields
+from foundation.ids import parse_uuid
+from foundation.purge import delete_in_batches
+from foundation.retention import purge_cutoff
 from helpdesk.actors import PARTNER, SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.db import db_value, model_sql
-from helpdesk.exceptions import ValidationFailed
-from helpdesk.feeds import change_fields
-from helpdesk.ids import parse_uuid
 from helpdesk.models import Agent, Organization
-from helpdesk.purge import delete_in_batches
-from helpdesk.retention import purge_cutoff
 from helpdesk.selectors import agent_get
 from tickets import signals
 from tickets.exceptions import ReplyNotEditable, TicketClosed, TicketNotFound
@@ -164,7 +164,7 @@ def _assignee_check(organization_id, assignee: Agent, current_assignee_id=None) 
         raise ValidationFailed({"atendente_id": ["Atendente inativo não pode receber tickets."]})
 
 
-_TICKET_BY_EXTERNAL_ID_SQL = model_sql(
+TICKET_BY_EXTERNAL_ID_SQL = model_sql(
     "SELECT {t.id} FROM {t} WHERE {t.organization} = %s AND {t.external_id} = %s",
     t=Ticket,
 )
@@ -173,12 +173,12 @@ _TICKET_BY_EXTERNAL_ID_SQL = model_sql(
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
     """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket."""
     with connection.cursor() as cursor:
-        cursor.execute(_TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
+        cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
         found = cursor.fetchone()
     return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
 
 
-_NEXT_NUMBER_SQL = model_sql(
+NEXT_NUMBER_SQL = model_sql(
     "UPDATE {s} SET {s.last_number} = {s.last_number} + 1 WHERE {s.organization} = %s RETURNING {s.last_number}",
     s=TicketSequence,
 )
@@ -187,7 +187,7 @@ _NEXT_NUMBER_SQL = model_sql(
 def _next_ticket_number(organization: Organization) -> int:
     """One statement: bump the organization's sequence and hold its row lock until commit."""
     with connection.cursor() as cursor:
-        cursor.execute(_NEXT_NUMBER_SQL, [db_value(TicketSequence, "organization", organization.pk)])
+        cursor.execute(NEXT_NUMBER_SQL, [db_value(TicketSequence, "organization", organization.pk)])
         row = cursor.fetchone()
     if row is None:  # an organization from before sequences existed
         TicketSequence.objects.get_or_create(organization=organization)
@@ -232,7 +232,7 @@ def _contact_save(contact: Contact, changed: list[str], actor: Actor) -> None:
 
 # One statement, so concurrent requests for one requester make one contact: blank fields
 # are filled from the request, values the contact already has are kept.
-_CONTACT_UPSERT_SQL = model_sql(
+CONTACT_UPSERT_SQL = model_sql(
     """
 INSERT INTO {c} ({c.id}, {c.organization}, {c.name}, {c.email}, {c.phone}, {c.external_id}, {c.created_at},
     {c.updated_at})
@@ -265,7 +265,7 @@ def _contact_upsert_by_external_id(organization: Organization, requester: Reques
         "updated_at": now,
     }
     params = [db_value(Contact, name, value) for name, value in values.items()]
-    contact = next(iter(Contact.objects.raw(_CONTACT_UPSERT_SQL, params)))
+    contact = next(iter(Contact.objects.raw(CONTACT_UPSERT_SQL, params)))
     if contact.updated_at == now and contact.created_at != now:
         # Blank fields of a known contact were filled: its other tickets show the new solicitante.
         tickets_touch(tickets=Ticket.objects.filter(requester=contact))

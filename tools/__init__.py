@@ -1,1 +1,3 @@
-"""What the bench (`bench/`) and the tests (`tests/`) share; the product imports nothing from here."""
+"""Tools around the product that the product never imports: the process runner of `make run`, and
+what the bench (`bench/`) and the tests (`tests/`) share.
+"""

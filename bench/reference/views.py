@@ -26,15 +26,13 @@ from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from helpdesk.db import db_value
+from foundation.db import db_value
 from helpdesk.models import Agent
 from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketSequence, TicketStatus
 
 # The product's create runs these statements as they are: the reference runs the same SQL, with the
 # same parameters.
-from tickets.services import _CONTACT_UPSERT_SQL as CONTACT_UPSERT_SQL
-from tickets.services import _NEXT_NUMBER_SQL as NEXT_NUMBER_SQL
-from tickets.services import _TICKET_BY_EXTERNAL_ID_SQL as TICKET_BY_EXTERNAL_ID_SQL
+from tickets.services import CONTACT_UPSERT_SQL, NEXT_NUMBER_SQL, TICKET_BY_EXTERNAL_ID_SQL
 
 ORGANIZATION = settings.BENCH_ORGANIZATION_ID
 _avatar_signer = signing.TimestampSigner(salt="helpdesk.avatar")

@@ -2,8 +2,8 @@
 
 from rest_framework import serializers
 
-from helpdesk.api.fields import InstantField, TextField
-from helpdesk.api.pagination import PageQuery
+from api_framework.fields import InstantField, TextField
+from api_framework.pagination import PageQuery
 from helpdesk.audit import AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES
 from helpdesk.models import AuditRecord
 

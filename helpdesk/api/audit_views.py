@@ -1,10 +1,10 @@
 """GET /api/auditoria: the organization's audit trail, for whoever manages its API (api_publica:gerenciar)."""
 
+from api_framework.pagination import page_payload
+from api_framework.responses import EnvelopeResponse
 from helpdesk.api.audit_serializers import AuditQuery, AuditRecordOut
 from helpdesk.api.audit_views_docs import audit_docs
-from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import ManagementViewSet
-from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.selectors import audit_list
 
 

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
+from api_framework.schema import envelope, page_of
 from helpdesk.api.audit_serializers import AuditQuery, AuditRecordOut
-from helpdesk.api.schema import envelope, page_of
 
 audit_docs = extend_schema_view(
     list=extend_schema(

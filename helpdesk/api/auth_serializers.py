@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from helpdesk.api.fields import TextField
+from api_framework.fields import TextField
 from helpdesk.auth import panel_permissions
 
 

@@ -4,13 +4,13 @@ from django.conf import settings
 from rest_framework.permissions import AllowAny
 from rest_framework_simplejwt.settings import api_settings as jwt_settings
 
+from api_framework.base import EnvelopeAPIView
+from api_framework.responses import EnvelopeResponse
+from foundation.ratelimit import client_address, count_request
 from helpdesk.api.auth_serializers import LoginIn, RefreshIn, TokensOut
 from helpdesk.api.auth_views_docs import login_docs, logout_docs, refresh_docs
-from helpdesk.api.base import EnvelopeAPIView
-from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.auth import PanelJWTAuthentication, panel_login, panel_logout, panel_refresh
 from helpdesk.login_limits import login_address_count
-from helpdesk.ratelimit import client_address, count_request
 
 
 def _tokens(user, refresh) -> dict:

@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
+from api_framework.schema import envelope, errors
 from helpdesk.api.auth_serializers import LoginIn, RefreshIn, TokensOut
-from helpdesk.api.schema import envelope, errors
 
 TAGS = ["Painel: autenticação"]
 

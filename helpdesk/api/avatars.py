@@ -8,9 +8,9 @@ from django.http import FileResponse
 from django.urls import reverse
 from rest_framework.permissions import AllowAny
 
+from api_framework.base import EnvelopeViewSet
+from foundation.exceptions import AccessDenied, NotFound
 from helpdesk.api.avatars_docs import avatar_docs
-from helpdesk.api.base import EnvelopeViewSet
-from helpdesk.exceptions import AccessDenied, NotFound
 from helpdesk.selectors import agent_avatar_for_link
 
 _signer = signing.TimestampSigner(salt="helpdesk.avatar")

@@ -3,7 +3,7 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 
-from helpdesk.api.schema import errors
+from api_framework.schema import errors
 
 avatar_docs = extend_schema_view(
     retrieve=extend_schema(

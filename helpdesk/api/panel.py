@@ -3,11 +3,11 @@
 from django.conf import settings
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
-from helpdesk.api.base import EnvelopeViewSet
+from api_framework.base import EnvelopeViewSet
+from foundation.ratelimit import count_request
 from helpdesk.auth import PanelJWTAuthentication
 from helpdesk.models import Agent
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
-from helpdesk.ratelimit import count_request
 from helpdesk.selectors import active_agent_of
 
 

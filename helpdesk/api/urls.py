@@ -1,5 +1,5 @@
+from api_framework.routers import ApiRouter
 from helpdesk.api.audit_views import AuditViewSet
-from helpdesk.api.routers import ApiRouter
 
 router = ApiRouter()
 router.register("auditoria", AuditViewSet, basename="audit")

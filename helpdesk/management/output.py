@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from foundation.exceptions import ValidationFailed
 from helpdesk.audit import audit_as_system
-from helpdesk.exceptions import ValidationFailed
 
 
 class OperatorCommand(BaseCommand):

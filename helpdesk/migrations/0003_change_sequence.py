@@ -1,11 +1,11 @@
-"""The sequence behind change_seq of every change feed (helpdesk.feeds), on PostgreSQL.
+"""The sequence behind change_seq of every change feed (foundation.feeds), on PostgreSQL.
 
 SQLite numbers changes per organization inside each write and needs no sequence.
 """
 
 from django.db import migrations
 
-from helpdesk.feeds import CHANGE_SEQUENCE
+from foundation.feeds import CHANGE_SEQUENCE
 
 
 def create_sequence(apps, schema_editor):

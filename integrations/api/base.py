@@ -9,9 +9,9 @@ from django.http import HttpResponse
 from rest_framework import exceptions as drf
 from rest_framework.permissions import IsAuthenticated
 
-from helpdesk.api.base import EnvelopeViewSet, raw_body
-from helpdesk.api.envelope import json_bytes
-from helpdesk.ratelimit import client_address, client_ip, count_request, in_flight_acquire, in_flight_release
+from api_framework.base import EnvelopeViewSet, raw_body
+from api_framework.envelope import json_bytes
+from foundation.ratelimit import client_address, client_ip, count_request, in_flight_acquire, in_flight_release
 from integrations.authentication import ApiKeyAuthentication
 from integrations.idempotency import (
     HEADER,

@@ -3,8 +3,8 @@ delivery carries, whether or not a webhook subscribes."""
 
 import json
 
-from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.ids import parse_uuid
+from api_framework.responses import EnvelopeResponse
+from foundation.ids import parse_uuid
 from integrations.api.base import PartnerViewSet
 from integrations.api.event_feed_docs import event_feed_docs
 from integrations.api.event_feed_serializers import EventFeedQuery

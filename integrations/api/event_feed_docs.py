@@ -2,7 +2,7 @@
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
-from helpdesk.api.schema import envelope, errors
+from api_framework.schema import envelope, errors
 from integrations.api.event_feed_serializers import EventFeedOut, EventFeedQuery
 
 event_feed_docs = extend_schema_view(

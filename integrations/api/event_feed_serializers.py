@@ -4,8 +4,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from helpdesk.api.fields import TextField
-from helpdesk.ids import parse_uuid
+from api_framework.fields import TextField
+from foundation.ids import parse_uuid
 from integrations.api.event_schemas import FeedEventOut
 from integrations.models import FEED_EVENTS
 from tickets.api.serializers import FEED_LIMIT

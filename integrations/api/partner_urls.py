@@ -1,4 +1,4 @@
-from helpdesk.api.routers import ApiRouter
+from api_framework.routers import ApiRouter
 from integrations.api.event_feed import EventFeedViewSet
 
 router = ApiRouter()

@@ -3,9 +3,9 @@ GET /api/contatos/{id}/exportar and POST /api/contatos/{id}/anonimizar."""
 
 from rest_framework.decorators import action
 
+from api_framework.responses import EnvelopeResponse
 from helpdesk.actors import Actor
 from helpdesk.api.panel import ManagementViewSet
-from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.selectors import active_agent_of
 from integrations.api.privacy_serializers import ExportedDeliveryOut
 from integrations.api.privacy_views_docs import contact_docs

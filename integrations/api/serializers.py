@@ -4,8 +4,8 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from helpdesk.api.fields import InstantField, StrictBooleanField, TextField
-from helpdesk.api.pagination import PageQuery
+from api_framework.fields import InstantField, StrictBooleanField, TextField
+from api_framework.pagination import PageQuery
 from integrations.models import SUBSCRIBABLE_EVENTS, DeliveryStatus, EventKind
 from integrations.scopes import MAX_NETWORKS, Scope
 

@@ -1,4 +1,4 @@
-from helpdesk.api.routers import ApiRouter
+from api_framework.routers import ApiRouter
 from integrations.api.privacy_views import ContactViewSet
 from integrations.api.views import CredentialViewSet, WebhookViewSet
 

@@ -2,10 +2,10 @@
 
 from rest_framework.decorators import action
 
+from api_framework.pagination import page_payload
+from api_framework.responses import EnvelopeResponse
 from helpdesk.actors import Actor
-from helpdesk.api.pagination import page_payload
 from helpdesk.api.panel import ManagementViewSet
-from helpdesk.api.responses import EnvelopeResponse
 from helpdesk.selectors import active_agent_of
 from integrations.api.serializers import (
     CredentialCreatedOut,

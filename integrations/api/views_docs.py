@@ -2,7 +2,7 @@
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
-from helpdesk.api.schema import envelope, errors, page_of
+from api_framework.schema import envelope, errors, page_of
 from integrations.api.serializers import (
     CredentialCreatedOut,
     CredentialCreateIn,

@@ -1,4 +1,4 @@
-"""Each event's place in the event feed (helpdesk.feeds).
+"""Each event's place in the event feed (foundation.feeds).
 
 On PostgreSQL the column defaults give existing events a place each (the migration's transaction
 id, a value of the shared sequence). SQLite's defaults are 0: existing events are numbered within
@@ -7,7 +7,7 @@ their organization, oldest first, before the uniqueness of a place is enforced.
 
 from django.db import migrations, models
 
-import helpdesk.feeds
+import foundation.feeds
 
 
 def number_existing_events(apps, schema_editor):
@@ -31,12 +31,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="webhookevent",
             name="change_seq",
-            field=models.BigIntegerField(db_default=helpdesk.feeds.ChangeSequenceDefault(), editable=False),
+            field=models.BigIntegerField(db_default=foundation.feeds.ChangeSequenceDefault(), editable=False),
         ),
         migrations.AddField(
             model_name="webhookevent",
             name="change_tx",
-            field=models.BigIntegerField(db_default=helpdesk.feeds.ChangeTransaction(), editable=False),
+            field=models.BigIntegerField(db_default=foundation.feeds.ChangeTransaction(), editable=False),
         ),
         migrations.RunPython(number_existing_events, migrations.RunPython.noop, elidable=False),
         migrations.AddConstraint(

@@ -14,7 +14,7 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def runner_stack(tmp_path_factory):
-    """The service under `make run`'s runner (config.runner), on the embedded default."""
+    """The service under `make run`'s runner (tools.runner), on the embedded default."""
     running = RunnerStack(tmp_path_factory.mktemp("e2e-runner")).start()
     yield running
     running.stop()

@@ -19,10 +19,10 @@ import sys
 import urllib.error
 import urllib.request
 
-from config.runner import read_procfile
 from integrations.keys import DISPLAY_PREFIX_LENGTH, KEY_PREFIX
 from tests.e2e.stack import ROOT, VENV_BIN, wait_for
 from tools.ports import free_port
+from tools.runner import read_procfile
 
 # Variables that would make a child something other than the shipped process: another database or
 # broker (see the module docstring), gunicorn settings other than gunicorn.conf.py's defaults

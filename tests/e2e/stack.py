@@ -1,7 +1,7 @@
 """A running service for end-to-end tests: web (gunicorn), Celery worker and beat
 as real processes, on their own database and broker, and an HTTP receiver.
 
-Embedded default: a file SQLite database and the SQLite broker (config/broker.py)
+Embedded default: a file SQLite database and the SQLite broker (foundation/broker.py)
 under a temporary DATA_DIR. With DATABASE_URL (PostgreSQL) the stack gets a
 database of its own on that server; with REDIS_URL it starts a redis-server of
 its own, so a test can stop the broker without touching anything else.
@@ -474,7 +474,7 @@ class Stack:
 
 
 class RunnerStack(Stack):
-    """The service as `make run` runs it: the runner of the Makefile (config.runner) starts the
+    """The service as `make run` runs it: the runner of the Makefile (tools.runner) starts the
     Procfile's processes under supervisord. Database and broker as for Stack: the embedded
     default, or PostgreSQL and a redis-server of its own when this test run uses them."""
 
@@ -487,7 +487,7 @@ class RunnerStack(Stack):
     def start_processes(self) -> None:
         if self.uses_redis:
             self.env["WEB_CONCURRENCY"] = "2"  # not 2 x cores + 1 on a shared CI machine
-        self._spawn("runner", [sys.executable, "-m", "config.runner"])
+        self._spawn("runner", [sys.executable, "-m", "tools.runner"])
         wait_for(lambda: self._web_status() == 200, timeout=60, message="the web server under the runner")
         for name in ("web", "worker", "beat"):
             wait_for(lambda name=name: self.running_pid(name), timeout=30, message=f"{name} RUNNING")

@@ -2,7 +2,7 @@
 
 gunicorn's default access log format has %(u)s, the HTTP Basic user name, and the contract's
 Basic form puts the whole key there (`Authorization: Basic base64(<key>:)`). The application logs
-one line per request itself (helpdesk/middleware.py), so gunicorn.conf.py leaves the access log off
+one line per request itself (foundation/request_log.py), so gunicorn.conf.py leaves the access log off
 unless WEB_ACCESS_LOG turns it on, and then logs without %(u)s; these tests fail if it is ever on by
 default, if %(u)s comes back, or if an atom that carries the `Authorization` header does.
 

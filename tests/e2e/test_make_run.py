@@ -1,4 +1,4 @@
-"""`make run` survives its own processes: config.runner (what the Makefile runs) keeps the
+"""`make run` survives its own processes: tools.runner (what the Makefile runs) keeps the
 web server serving while a dead process is restarted, and reports one it has to give up."""
 
 import json
@@ -95,7 +95,7 @@ def test_a_process_that_keeps_dying_at_start_is_reported_and_the_others_keep_ser
     log = tmp_path / "runner.log"
     with open(log, "wb") as output:
         runner = subprocess.Popen(
-            [sys.executable, "-m", "config.runner", "--procfile", str(procfile)],
+            [sys.executable, "-m", "tools.runner", "--procfile", str(procfile)],
             cwd=ROOT,
             env=env,
             stdout=output,
@@ -131,7 +131,7 @@ def test_a_process_that_keeps_dying_at_start_is_reported_and_the_others_keep_ser
 
 def test_a_second_runner_on_the_same_data_dir_refuses_to_start(runner_stack):
     second = subprocess.run(
-        [sys.executable, "-m", "config.runner"],
+        [sys.executable, "-m", "tools.runner"],
         cwd=ROOT,
         env=runner_stack.env,
         capture_output=True,

@@ -10,7 +10,7 @@ from django.core.checks import run_checks
 from django.test import Client
 from rest_framework.test import APIClient
 
-from helpdesk.ratelimit import client_address
+from foundation.ratelimit import client_address
 from helpdesk.services import organization_create
 from tests.assertions import assert_error
 from tests.factories import PASSWORD

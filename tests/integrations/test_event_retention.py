@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from helpdesk.purge import delete_in_batches
+from foundation.purge import delete_in_batches
 from integrations import tasks
 from integrations.delivery import AttemptOutcome, delivery_claim, delivery_record
 from integrations.idempotency import RETENTION, idempotency_purge_expired

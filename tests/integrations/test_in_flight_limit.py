@@ -3,7 +3,7 @@ requests in flight, its next one is a 429 at once; other organizations are not c
 
 import pytest
 
-from helpdesk.ratelimit import CONCURRENCY_DETAIL, in_flight_acquire, in_flight_release
+from foundation.ratelimit import CONCURRENCY_DETAIL, in_flight_acquire, in_flight_release
 from tests.factories import make_ticket
 from tests.metrics import scrape
 

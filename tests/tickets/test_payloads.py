@@ -15,8 +15,8 @@ from django.core import signing
 from django.db.models import Prefetch
 from django.test import RequestFactory
 
+from api_framework.envelope import json_bytes
 from helpdesk.actors import SYSTEM
-from helpdesk.api.envelope import json_bytes
 from tests.attachments.samples import TEXT, upload_file
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, png_file, status_of
 from tickets.api.attachment_serializers import AttachmentEventOut, AttachmentOut, PanelAttachmentOut

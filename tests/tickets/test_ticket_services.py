@@ -3,7 +3,7 @@
 import pytest
 from django.utils import timezone
 
-from helpdesk.exceptions import ValidationFailed
+from foundation.exceptions import ValidationFailed
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_organization, make_ticket, status_of
 from tickets.exceptions import ReplyNotEditable, TicketClosed
 from tickets.models import Reply, ReplyOrigin, StatusCategory, TicketStatus

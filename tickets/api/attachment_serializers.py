@@ -7,8 +7,8 @@ tests/tickets/test_payloads.py checks that both agree.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from helpdesk.api.fields import TextField
-from helpdesk.api.pagination import PageQuery
+from api_framework.fields import TextField
+from api_framework.pagination import PageQuery
 from tickets.attachments.content import SERVED_TYPES
 from tickets.attachments.signing import attachment_url
 

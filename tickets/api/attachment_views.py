@@ -8,11 +8,11 @@ from django.http import FileResponse, HttpResponseRedirect
 from django.utils.http import content_disposition_header
 from rest_framework.permissions import AllowAny
 
-from helpdesk.api.base import EnvelopeViewSet
-from helpdesk.api.pagination import page_payload
+from api_framework.base import EnvelopeViewSet
+from api_framework.pagination import page_payload
+from api_framework.responses import EnvelopeResponse
+from foundation.exceptions import ValidationFailed
 from helpdesk.api.panel import AgentPanelViewSet
-from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.exceptions import ValidationFailed
 from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.attachment_serializers import (
     AttachmentListQuery,

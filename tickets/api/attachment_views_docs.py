@@ -3,7 +3,7 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 
-from helpdesk.api.schema import envelope, errors, page_of
+from api_framework.schema import envelope, errors, page_of
 from tickets.api.attachment_serializers import (
     AttachmentListQuery,
     AttachmentOut,

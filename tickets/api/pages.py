@@ -1,6 +1,6 @@
 """The ticket list's two modes, one description: pages (`page`) and the cursor (`cursor`)."""
 
-from helpdesk.api.pagination import Page, page_payload
+from api_framework.pagination import Page, page_payload
 from tickets.api.serializers import TicketListQuery, list_cursor
 from tickets.selectors import ticket_page, ticket_page_after
 

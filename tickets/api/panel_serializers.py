@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from helpdesk.api.fields import StrictBooleanField, StrictUUIDField, TextField
+from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
 from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketListQuery, TicketSummaryOut
 from tickets.models import Priority, StatusCategory

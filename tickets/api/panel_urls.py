@@ -1,4 +1,4 @@
-from helpdesk.api.routers import ApiRouter
+from api_framework.routers import ApiRouter
 from tickets.api.attachment_views import PanelTicketAttachmentViewSet
 from tickets.api.panel_views import PanelStatusViewSet, PanelTicketViewSet
 

@@ -2,11 +2,11 @@
 
 from rest_framework.decorators import action
 
+from api_framework.parsers import JSONObjectParser
+from api_framework.responses import EnvelopeResponse
+from foundation.exceptions import AccessDenied
 from helpdesk.actors import Actor
 from helpdesk.api.panel import AgentPanelViewSet
-from helpdesk.api.parsers import JSONObjectParser
-from helpdesk.api.responses import EnvelopeResponse
-from helpdesk.exceptions import AccessDenied
 from helpdesk.permissions import DELETE_TICKETS_PERM
 from helpdesk.selectors import agent_get
 from tickets.api.attachment_serializers import PanelReplyUploadIn

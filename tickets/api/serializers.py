@@ -7,11 +7,11 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api_framework.fields import EmailTextField, TextField
+from api_framework.pagination import PageQuery
+from foundation.feeds import CursorExpired, cursor_dumps, cursor_loads
+from foundation.retention import retention
 from helpdesk.api.avatars import avatar_url
-from helpdesk.api.fields import EmailTextField, TextField
-from helpdesk.api.pagination import PageQuery
-from helpdesk.feeds import CursorExpired, cursor_dumps, cursor_loads
-from helpdesk.retention import retention
 from tickets.exceptions import ChangesCursorExpired
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.services import RequesterData
@@ -222,7 +222,7 @@ BAD_DESDE = (
 
 
 def changes_cursor(position, organization) -> str:
-    """Encrypted for this organization (helpdesk.feeds): another organization's cursor does not load either."""
+    """Encrypted for this organization (foundation.feeds): another organization's cursor does not load either."""
     return cursor_dumps(position, salt=f"{CHANGES_CURSOR_SALT}:{organization.pk}")
 
 

@@ -1,5 +1,5 @@
+from api_framework.routers import ApiRouter
 from helpdesk.api.avatars import AvatarViewSet
-from helpdesk.api.routers import ApiRouter
 from tickets.api.attachment_views import AttachmentDownloadViewSet, TicketAttachmentViewSet
 from tickets.api.views import AgentViewSet, TicketViewSet
 

@@ -3,8 +3,8 @@
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 
-from helpdesk.api.pagination import PageQuery, page_payload
-from helpdesk.api.responses import EnvelopeResponse
+from api_framework.pagination import PageQuery, page_payload
+from api_framework.responses import EnvelopeResponse
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.pages import ticket_list_payload

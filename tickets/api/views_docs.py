@@ -2,8 +2,8 @@
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
-from helpdesk.api.pagination import PageQuery
-from helpdesk.api.schema import envelope, errors, page_of
+from api_framework.pagination import PageQuery
+from api_framework.schema import envelope, errors, page_of
 from tickets.api.serializers import (
     LIST_CURSOR_OUT,
     AgentOut,

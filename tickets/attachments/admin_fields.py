@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from helpdesk.exceptions import ApplicationError, ValidationFailed
+from foundation.exceptions import ApplicationError, ValidationFailed
 from tickets.attachments.services import attachment_check
 from tickets.attachments.signing import attachment_token
 from tickets.attachments.uploads import FIELD

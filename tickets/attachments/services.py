@@ -18,8 +18,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from foundation.exceptions import AccessDenied, ValidationFailed
 from helpdesk.actors import PARTNER, Actor
-from helpdesk.exceptions import AccessDenied, ValidationFailed
 from helpdesk.models import Agent
 from tickets import signals
 from tickets.attachments.content import ALLOWED_DESCRIPTION, SNIFF_BYTES, clean_name, sniff

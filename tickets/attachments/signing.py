@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core import signing
 from django.urls import reverse
 
-from helpdesk.exceptions import AccessDenied
-from helpdesk.ids import parse_uuid
+from foundation.exceptions import AccessDenied
+from foundation.ids import parse_uuid
 
 _PARTNER = signing.TimestampSigner(salt="tickets.attachment")
 _AGENT = signing.TimestampSigner(salt="tickets.attachment.agent")

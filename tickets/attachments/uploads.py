@@ -13,7 +13,7 @@ from django.http import HttpResponse
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import MultiPartParser
 
-from helpdesk.exceptions import BadRequest, PayloadTooLarge, ValidationFailed
+from foundation.exceptions import BadRequest, PayloadTooLarge, ValidationFailed
 from tickets.exceptions import AttachmentTooLarge
 
 FIELD = "arquivo"

@@ -1,4 +1,4 @@
-"""Each ticket's place in the change list (helpdesk.feeds), and the index a timestamp start needs.
+"""Each ticket's place in the change list (foundation.feeds), and the index a timestamp start needs.
 
 On PostgreSQL the column defaults give existing tickets a place each (the migration's transaction
 id, a value of the shared sequence). SQLite's defaults are 0: existing tickets are numbered within
@@ -7,7 +7,7 @@ their organization, oldest change first, before the uniqueness of a place is enf
 
 from django.db import migrations, models
 
-import helpdesk.feeds
+import foundation.feeds
 
 
 def number_existing_tickets(apps, schema_editor):
@@ -31,12 +31,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="ticket",
             name="change_seq",
-            field=models.BigIntegerField(db_default=helpdesk.feeds.ChangeSequenceDefault(), editable=False),
+            field=models.BigIntegerField(db_default=foundation.feeds.ChangeSequenceDefault(), editable=False),
         ),
         migrations.AddField(
             model_name="ticket",
             name="change_tx",
-            field=models.BigIntegerField(db_default=helpdesk.feeds.ChangeTransaction(), editable=False),
+            field=models.BigIntegerField(db_default=foundation.feeds.ChangeTransaction(), editable=False),
         ),
         migrations.RunPython(number_existing_tickets, migrations.RunPython.noop, elidable=False),
         migrations.AddIndex(

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import CommandError
 
-from helpdesk.exceptions import ValidationFailed
-from helpdesk.ids import parse_uuid
+from foundation.exceptions import ValidationFailed
+from foundation.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.models import Organization
 from helpdesk.services import agent_create

@@ -1,4 +1,4 @@
-from helpdesk.exceptions import ValidationFailed
+from foundation.exceptions import ValidationFailed
 from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.services import organization_create
 

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
-from helpdesk.exceptions import ValidationFailed
-from helpdesk.ids import parse_uuid
+from foundation.exceptions import ValidationFailed
+from foundation.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand, fail_from_validation
 from helpdesk.models import Organization
 from integrations.services import credential_create

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
+from foundation.ids import parse_uuid
 from helpdesk.actors import SYSTEM
-from helpdesk.ids import parse_uuid
 from helpdesk.management.output import OperatorCommand
 from helpdesk.models import Organization
 from tickets.models import Ticket
