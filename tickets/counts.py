@@ -7,11 +7,14 @@ on PostgreSQL) and the difference is added, so a write committed meanwhile is ne
 recount that meets one on the same counter fails to serialize and is left to the next run.
 """
 
+import importlib
 import logging
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection, connections, transaction
+from django.db.migrations.recorder import MigrationRecorder
 from django.db.models import Count, F
 from django.utils import timezone
 
@@ -104,3 +107,33 @@ def ticket_counts_recount_organization(organization_id, *, now=None) -> tuple[in
             cursor.execute(_ADD_SQL, [organization, priority, db_value(TicketCount, "status", status_id), delta])
         cursor.execute(_IN_ORDER_SQL, [db_value(TicketSequence, "counts_checked_at", now), organization, organization])
     return sum(d for d in drift.values() if d > 0), -sum(d for d in drift.values() if d < 0)
+
+
+COUNT_TRIGGERS_MIGRATION = ("tickets", "0007_ticket_counts")
+
+
+def count_triggers_ensure(sender=None, using: str = "default", **kwargs) -> list[str]:
+    """post_migrate, on SQLite: the counting triggers are there after every migration. SQLite changes a
+    column by rebuilding the table, which drops its triggers silently (the counts would then stand still
+    while tickets come and go); PostgreSQL keeps them. Returns the names it had to create again."""
+    connection = connections[using]
+    if (
+        connection.vendor != "sqlite"
+        or COUNT_TRIGGERS_MIGRATION not in MigrationRecorder(connection).applied_migrations()
+    ):
+        return []
+    migration = importlib.import_module(f"{COUNT_TRIGGERS_MIGRATION[0]}.migrations.{COUNT_TRIGGERS_MIGRATION[1]}")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s", [Ticket._meta.db_table]
+        )
+        present = {name for (name,) in cursor.fetchall()}
+        created = []
+        for statement in migration.SQLITE:
+            name = re.search(r"CREATE TRIGGER (\w+)", statement).group(1)
+            if name not in present:
+                cursor.execute(statement)
+                created.append(name)
+    if created:
+        logger.warning("ticket count triggers created again after a migration: %s", ", ".join(created))
+    return created

@@ -3,18 +3,7 @@
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from api_framework.schema import envelope, errors, page_of
-from integrations.api.serializers import (
-    CredentialCreatedOut,
-    CredentialCreateIn,
-    CredentialOut,
-    DeliveryListQuery,
-    DeliveryOut,
-    WebhookCreateIn,
-    WebhookOut,
-    WebhookUpdatedOut,
-    WebhookUpdateIn,
-    WebhookWithSecretOut,
-)
+from integrations.api import serializers
 
 CREDENTIAL_TAGS = ["Painel: credenciais"]
 WEBHOOK_TAGS = ["Painel: webhooks"]
@@ -26,7 +15,7 @@ credential_docs = extend_schema_view(
         operation_id="api_keys_list",
         tags=CREDENTIAL_TAGS,
         description="As credenciais da organização, revogadas incluídas, da mais nova à mais antiga.",
-        responses={200: envelope("CredenciaisListadas", CredentialOut, many=True)},
+        responses={200: envelope("CredenciaisListadas", serializers.CredentialOut, many=True)},
     ),
     create=extend_schema(
         operation_id="api_keys_create",
@@ -35,15 +24,15 @@ credential_docs = extend_schema_view(
             "Cria uma chave de aplicação; a chave completa (`chave`) aparece só nesta resposta. Uma organização tem "
             "no máximo 20 credenciais ativas (API_KEYS_PER_ORGANIZATION): a seguinte é um 422 no campo `credencial`."
         ),
-        request=CredentialCreateIn,
-        responses={201: envelope("CredencialCriada", CredentialCreatedOut)},
+        request=serializers.CredentialCreateIn,
+        responses={201: envelope("CredencialCriada", serializers.CredentialCreatedOut)},
     ),
     destroy=extend_schema(
         operation_id="api_keys_revoke",
         tags=CREDENTIAL_TAGS,
         description="Revoga a chave (idempotente): ela falha já na próxima requisição; o registro fica para auditoria.",
         responses={
-            200: envelope("CredencialRevogada", CredentialOut),
+            200: envelope("CredencialRevogada", serializers.CredentialOut),
             **errors(404, descriptions={404: "Credencial não encontrada nesta organização (campo `id`)."}),
         },
     ),
@@ -54,7 +43,7 @@ webhook_docs = extend_schema_view(
         operation_id="webhooks_list",
         tags=WEBHOOK_TAGS,
         description="Os webhooks da organização (no máximo 10), sem os segredos.",
-        responses={200: envelope("WebhooksListados", WebhookOut, many=True)},
+        responses={200: envelope("WebhooksListados", serializers.WebhookOut, many=True)},
     ),
     create=extend_schema(
         operation_id="webhooks_create",
@@ -63,15 +52,15 @@ webhook_docs = extend_schema_view(
             "Cria um webhook; o segredo (`segredo`) aparece só nesta resposta. Uma organização tem no máximo "
             "10 webhooks: o 11º é um 422 no campo `webhook`."
         ),
-        request=WebhookCreateIn,
-        responses={200: envelope("WebhookCriado", WebhookWithSecretOut)},
+        request=serializers.WebhookCreateIn,
+        responses={200: envelope("WebhookCriado", serializers.WebhookWithSecretOut)},
     ),
     retrieve=extend_schema(
         operation_id="webhooks_retrieve",
         tags=WEBHOOK_TAGS,
         description="Um webhook, sem o segredo.",
         responses={
-            200: envelope("WebhookEncontrado", WebhookOut),
+            200: envelope("WebhookEncontrado", serializers.WebhookOut),
             **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
         },
     ),
@@ -82,9 +71,9 @@ webhook_docs = extend_schema_view(
             "Muda só os campos enviados (`{}` não muda nada). `ativo: false` cancela as entregas pendentes. "
             "`segredo` vem na resposta só quando `regenerar_segredo` é true."
         ),
-        request=WebhookUpdateIn,
+        request=serializers.WebhookUpdateIn,
         responses={
-            200: envelope("WebhookAtualizado", WebhookUpdatedOut),
+            200: envelope("WebhookAtualizado", serializers.WebhookUpdatedOut),
             **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
         },
     ),
@@ -103,7 +92,7 @@ webhook_docs = extend_schema_view(
         description="Enfileira uma entrega do evento `webhook.teste`. Não leva corpo.",
         request=None,
         responses={
-            200: envelope("TesteEnfileirado", DeliveryOut),
+            200: envelope("TesteEnfileirado", serializers.DeliveryOut),
             **errors(404, 409, descriptions={404: WEBHOOK_NOT_FOUND, 409: WEBHOOK_INACTIVE}),
         },
     ),
@@ -111,9 +100,9 @@ webhook_docs = extend_schema_view(
         operation_id="webhooks_deliveries_list",
         tags=WEBHOOK_TAGS,
         description="As entregas do webhook, da mais nova à mais antiga, cada uma com as suas tentativas.",
-        parameters=[DeliveryListQuery],
+        parameters=[serializers.DeliveryListQuery],
         responses={
-            200: envelope("EntregasListadas", page_of("PaginaEntrega", DeliveryOut)),
+            200: envelope("EntregasListadas", page_of("PaginaEntrega", serializers.DeliveryOut)),
             **errors(404, descriptions={404: WEBHOOK_NOT_FOUND}),
         },
     ),
@@ -123,7 +112,7 @@ webhook_docs = extend_schema_view(
         description="Envia de novo o mesmo evento, como uma entrega nova (id e registro próprios). Não leva corpo.",
         request=None,
         responses={
-            200: envelope("EntregaReenviada", DeliveryOut),
+            200: envelope("EntregaReenviada", serializers.DeliveryOut),
             **errors(
                 404,
                 409,

@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from integrations.models import (
     DeliveryStatus,
-    EventKind,
     Webhook,
     WebhookDelivery,
     WebhookDeliveryAttempt,
@@ -86,7 +85,7 @@ def test_testar_queues_a_webhook_teste_delivery(
     assert response.status_code == 200, response.content
     delivery = WebhookDelivery.objects.get()
     event = WebhookEvent.objects.get()
-    assert (delivery.webhook_id, delivery.event_id, event.kind) == (webhook.pk, event.pk, EventKind.TEST)
+    assert (delivery.webhook_id, delivery.event_id, event.kind) == (webhook.pk, event.pk, "webhook.teste")
     assert response.json() == {
         "success": True,
         "message": "Evento de teste enfileirado.",

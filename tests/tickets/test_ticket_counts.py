@@ -4,6 +4,7 @@ the list's deep pages and cursor mode (docs/performance.md, "Big organizations")
 import random
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from helpdesk.actors import Actor
@@ -49,6 +50,21 @@ def test_the_total_follows_creates_moves_and_deletes_whatever_wrote_them(partner
     assert listed(partner)["total"] == 4
     assert listed(partner, prioridade="urgente")["total"] == 1
     assert listed(partner, prioridade="media")["total"] == 2
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL keeps a table's triggers when a column changes")
+def test_a_migration_that_rebuilt_the_table_gets_its_counting_triggers_back(partner, organization):
+    """SQLite changes a column by rebuilding the table, which drops its triggers (a migration that adds a
+    required field to tickets does): the next `migrate` puts them back, and tickets count again."""
+    with connection.cursor() as cursor:
+        for name in ("insert", "delete", "move", "renumber"):
+            cursor.execute(f"DROP TRIGGER tickets_ticket_counted_{name}")
+
+    call_command("migrate", verbosity=0)
+    make_ticket(organization)
+
+    assert listed(partner)["total"] == 1
+    assert_counters_match(organization)
 
 
 def test_filtered_totals_counted_and_not_counted_agree_with_the_rows(partner, agent_client, organization, agent):
