@@ -19,6 +19,7 @@ from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStat
 from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
 from integrations.signing import SECRET_PREFIX
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
+from tickets.payloads import iso
 
 
 def credential_create(
@@ -64,7 +65,7 @@ def _credential_summary(credential: ApiCredential) -> dict:
         "nome": change(None, credential.name),
         "key_prefix": change(None, credential.key_prefix),
         "escopos": change(None, credential.scopes),
-        "expira_em": change(None, credential.expires_at.isoformat() if credential.expires_at else None),
+        "expira_em": change(None, iso(credential.expires_at)),  # as the API writes it
         "redes_permitidas": change(None, credential.allowed_networks),
     }
 

@@ -384,3 +384,14 @@ def test_an_agents_new_photo_and_a_deleted_contact_are_recorded(organization, ag
         contact_id,
         {"nome": {"antes": "Sem tickets", "depois": None}},
     )
+
+
+def test_a_keys_expiry_is_recorded_as_the_api_writes_instants(manager, organization):
+    forget_setup()
+
+    response = manager.post("/api/api-keys", {"nome": "ERP", "expira_em": "2999-01-01T12:00:00-03:00"}, format="json")
+
+    assert response.status_code == 201, response.content
+    record = only_record(organization, "credencial.criada")
+    assert record.changes["expira_em"] == {"antes": None, "depois": "2999-01-01T15:00:00Z"}
+    assert response.json()["data"]["expira_em"] == "2999-01-01T15:00:00Z"
