@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [*(ROOT / "helpdesk").rglob("*.py"), *(ROOT / "tickets").rglob("*.py")]
-SOURCES += [*(ROOT / "integrations").rglob("*.py"), *(ROOT / "config").rglob("*.py"), ROOT / "gunicorn.conf.py"]
+PACKAGES = ("foundation", "api_framework", "helpdesk", "tickets", "integrations", "config", "tools")
+SOURCES = [*(path for package in PACKAGES for path in (ROOT / package).rglob("*.py")), ROOT / "gunicorn.conf.py"]
 COMMENT = re.compile(r"# Private [\w-]+ API: (test_\w+)$", re.M)
 
 

@@ -50,13 +50,12 @@ def test_the_access_log_never_names_the_http_basic_user(monkeypatch):
     assert "%(u)s" not in conf["access_log_format"]
 
 
-def test_the_access_log_writes_a_signed_urls_token_as_a_placeholder(monkeypatch, tmp_path):
+def test_the_access_log_writes_a_signed_urls_token_as_a_placeholder(monkeypatch):
     from gunicorn.config import Config
 
     conf = gunicorn_settings(monkeypatch)
     config = Config()
-    config.set("accesslog", str(tmp_path / "access.log"))
-    config.set("access_log_format", conf["access_log_format"])
+    config.set("errorlog", os.devnull)
     environ = {
         "REQUEST_METHOD": "GET",
         "RAW_URI": "/api/v1/anexos/um.token.assinado?download=1",
@@ -66,9 +65,13 @@ def test_the_access_log_writes_a_signed_urls_token_as_a_placeholder(monkeypatch,
     }
     response = SimpleNamespace(status="200 OK", headers=[], sent=10)
 
-    conf["logger_class"](config).access(response, SimpleNamespace(headers=[]), environ, timedelta(milliseconds=5))
+    # What access() writes is the format filled from atoms() (the hook the shipped class overrides); filled
+    # here, without the process-wide logging state other tests change.
+    atoms = conf["logger_class"](config).atoms(
+        response, SimpleNamespace(headers=[]), environ, timedelta(milliseconds=5)
+    )
 
-    assert (tmp_path / "access.log").read_text() == '192.0.2.1 "GET /api/v1/anexos/{token} HTTP/1.1" 200 10 5ms\n'
+    assert conf["access_log_format"] % atoms == '192.0.2.1 "GET /api/v1/anexos/{token} HTTP/1.1" 200 10 5ms'
 
 
 def test_no_control_socket_is_shared_between_servers_of_one_user(monkeypatch):
