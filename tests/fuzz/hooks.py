@@ -320,8 +320,8 @@ def filter_failure(context, failure, case, response):
 
     - a schema-valid request refused (ST202) with a 422 whose every field error is one of
       SEMANTIC_REJECTIONS, or a file refused for its content or size (FILE_REJECTIONS);
-    - a schema-violating body accepted because the service trims text before validating, as
-      the fields' descriptions say (ST201 whose body is valid once its strings are trimmed);
+    - a schema-violating body or query accepted because the service trims text before validating,
+      as the fields' descriptions say (ST201 whose body or query is valid once its strings are trimmed);
     - a "schema-violating" multipart upload that was valid as sent (ST201): schemathesis cannot
       always make a multipart form with a file invalid, and then sends a valid one.
 
@@ -363,6 +363,8 @@ def _trimmed(value):
 def _valid_once_trimmed(case) -> bool:
     components = case.meta.components if case.meta else {}
     negative = [location for location, info in components.items() if info.mode.is_negative]
+    if negative == [ParameterLocation.QUERY] and isinstance(case.query, dict):
+        return _query_valid_once_trimmed(case)
     if negative != [ParameterLocation.BODY] or not isinstance(case.body, dict | list):
         return False
     body = case.operation.get_body_for_media_type("application/json")
@@ -371,6 +373,30 @@ def _valid_once_trimmed(case) -> bool:
         return False
     validator = jsonschema.validators.validator_for(body.validation_schema)
     return validator(body.validation_schema, format_checker=validator.FORMAT_CHECKER).is_valid(trimmed)
+
+
+def _query_valid_once_trimmed(case) -> bool:
+    """The query's texts are trimmed before validation too: valid once trimmed, every parameter checked
+    against its schema (an empty optional value is no value, as the service reads it)."""
+    trimmed = {name: _trimmed(value) for name, value in case.query.items()}
+    if trimmed == case.query:
+        return False
+    for name, value in trimmed.items():
+        parameter = case.operation.get_parameter(name, "query")
+        if parameter is None:
+            return False
+        schema = parameter.validation_schema
+        if value == "" and not parameter.is_required:
+            continue
+        if schema.get("type") in ("integer", "number") and isinstance(value, str):
+            try:
+                value = int(value) if schema["type"] == "integer" else float(value)
+            except ValueError:
+                return False
+        validator = jsonschema.validators.validator_for(schema)
+        if not validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(value):
+            return False
+    return True
 
 
 def _multipart_valid_as_sent(case) -> bool:
