@@ -347,6 +347,18 @@ def test_reopen_without_any_open_status_is_409_and_changes_nothing(partner, orga
     assert stored(ticket) == row
 
 
+def test_a_customer_reply_without_any_open_status_keeps_the_tickets_status(partner, organization, ticket):
+    """The reopening rule is the same code for a reply: with nowhere to go the reply is taken, the status kept."""
+    ticket = in_category(ticket, "aguardando")
+    status_delete(status=status_of(organization, "aberto"))
+
+    response = partner.post(f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Voltou."}, format="json")
+
+    assert_success(response, 201, "Resposta enviada.")
+    ticket.refresh_from_db()
+    assert ticket.status.category == "aguardando"
+
+
 # --- rate limit -----------------------------------------------------------------------------------
 
 
