@@ -503,7 +503,7 @@ def ticket_reopen_by_customer(*, organization: Organization, ticket_id) -> Ticke
 
 def _ticket_move_by_customer(organization: Organization, ticket_id, move: _CustomerMove) -> Ticket:
     """The ticket is read once, under its row lock, and judged there: two moves at once run one after the
-    other, the second seeing the first's result. A closed ticket is the customer's to leave alone (409).
+    other, the second seeing the first's result. The customer cannot move a closed ticket (409).
     The move is ticket_update's write, announced with the partner as actor: the audit trail records it,
     no event is emitted (no echo). Errors are raised after the block, as in reply_create_by_customer."""
     error: ApplicationError | None = None
