@@ -13,7 +13,7 @@ from django.db import models
 
 class Scope(models.TextChoices):
     TICKETS_READ = "tickets:ler", "Ler tickets, alterações, anexos e atendentes"
-    TICKETS_WRITE = "tickets:escrever", "Criar tickets"
+    TICKETS_WRITE = "tickets:escrever", "Criar, resolver e reabrir tickets"
     REPLIES_WRITE = "respostas:escrever", "Responder e editar as próprias respostas"
     ATTACHMENTS_WRITE = "anexos:escrever", "Enviar anexos"
     CONTACTS_READ = "contatos:ler", "Ler contatos"

@@ -300,6 +300,8 @@ BODIES = {
         "arquivo": SimpleUploadedFile("intruso.txt", b"Intrusao\n", "text/plain")
     },
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
+    "POST /api/v1/tickets/{id}/resolver": lambda world: None,
+    "POST /api/v1/tickets/{id}/reabrir": lambda world: None,
     "POST /api/api-keys": lambda world: {"nome": "Integração"},
     "POST /api/webhooks": lambda world: {
         "nome": "Intruso",
@@ -344,6 +346,8 @@ SUCCESS = {
     "GET /api/v1/tickets/{id}": (200, "Ticket encontrado."),
     "POST /api/v1/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
+    "POST /api/v1/tickets/{id}/resolver": (200, "Ticket resolvido."),
+    "POST /api/v1/tickets/{id}/reabrir": (200, "Ticket reaberto."),
     "GET /api/v1/tickets/{id}/anexos": (200, "Anexos listados."),
     "POST /api/v1/tickets/{id}/anexos": (201, "Anexo enviado."),
     "GET /api/v1/atendentes": (200, "Atendentes listados."),

@@ -13,6 +13,8 @@ ROUTES = {
     "/api/v1/tickets/alteracoes": ("GET",),
     "/api/v1/tickets/{id}": ("GET",),
     "/api/v1/tickets/{id}/respostas": ("POST",),
+    "/api/v1/tickets/{id}/resolver": ("POST",),
+    "/api/v1/tickets/{id}/reabrir": ("POST",),
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/v1/tickets/{id}/anexos": ("GET", "POST"),
     "/api/v1/anexos/{token}": ("GET",),

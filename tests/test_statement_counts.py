@@ -10,12 +10,25 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
+from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
+from tickets.models import Ticket
+from tickets.services import ticket_update
 
 TICKETS = "/api/v1/tickets"
 
 # A write's audit record is one INSERT in its transaction (helpdesk.audit): create 7 + 1, reply 6 + 1.
-BUDGET = {"create": 8, "list": 4, "read_one": 4, "agents": 3, "customer_reply": 7}
+# The customer's resolve and reopen (issue 21): key, ticket (locked), destination status, UPDATE, audit
+# INSERT, replies, and the transaction's two; reopen's destination, the default `aberto`, is cached (one less).
+BUDGET = {
+    "create": 8,
+    "list": 4,
+    "read_one": 4,
+    "agents": 3,
+    "customer_reply": 7,
+    "resolve": 8,
+    "reopen": 7,
+    "resolve_or_reopen_unchanged": 5,
+}
 
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
@@ -119,3 +132,42 @@ def test_a_customer_reply_reads_its_ticket_once_under_the_lock(partner, organiza
 
     assert len(sql) <= BUDGET["customer_reply"], "\n".join(sql)
     assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket (locked)
+
+
+@pytest.mark.parametrize(
+    ("action", "back", "budget", "reads"),
+    [
+        ("resolver", "aberto", "resolve", ["key", "ticket (locked)", "resolvido status", "replies"]),
+        ("reabrir", "resolvido", "reopen", ["key", "ticket (locked)", "replies"]),
+    ],
+)
+def test_resolve_and_reopen_read_the_ticket_once_under_the_lock(
+    partner, organization, agent, action, back, budget, reads
+):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+    assert partner.post(f"{TICKETS}/{ticket.pk}/{action}").status_code == 200  # warm-up
+    # Put back (by the system) so the measured request moves it again.
+    ticket_update(ticket=Ticket.objects.get(pk=ticket.pk), status=status_of(organization, back))
+
+    with CaptureQueriesContext(connection) as captured:
+        response = partner.post(f"{TICKETS}/{ticket.pk}/{action}")
+
+    sql = [query["sql"] for query in captured.captured_queries]
+    assert response.status_code == 200, response.content
+    assert len(sql) <= BUDGET[budget], "\n".join(sql)
+    writes = [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 2, "\n".join(writes)  # the ticket, its audit record
+    assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == len(reads)
+
+
+@pytest.mark.parametrize("action", ["resolver", "reabrir"])
+def test_resolve_and_reopen_that_change_nothing_write_nothing(partner, organization, agent, action):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+    ticket_update(ticket=ticket, status=status_of(organization, {"resolver": "resolvido", "reabrir": "aberto"}[action]))
+
+    sql = statements(lambda: partner.post(f"{TICKETS}/{ticket.pk}/{action}"))
+
+    assert len(sql) <= BUDGET["resolve_or_reopen_unchanged"], "\n".join(sql)
+    assert not [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]

@@ -13,7 +13,8 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils import formats, timezone
+from django.utils.html import format_html, format_html_join
 
 from foundation.exceptions import ApplicationError, ValidationFailed
 from foundation.ids import parse_uuid
@@ -24,11 +25,12 @@ from helpdesk.admin_tenancy import (
     request_agent,
     user_organization_id,
 )
-from helpdesk.models import Agent
+from helpdesk.models import Agent, AuditRecord
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.exceptions import format_bytes
 from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
+from tickets.selectors import ticket_status_history
 from tickets.services import (
     RequesterData,
     contact_delete,
@@ -56,6 +58,16 @@ def status_badge(status: TicketStatus) -> str:
         color,
         status.name,
     )
+
+
+def status_author(record: AuditRecord) -> str:
+    """Who a status change's audit record names, as agents read it: every partner API write is the
+    customer's (a reply, resolver, reabrir), an admin or panel write its user's, the rest the system's."""
+    if record.actor_type == AuditRecord.ACTOR_CREDENTIAL:
+        return "cliente via API"
+    if record.actor_type == AuditRecord.ACTOR_USER:
+        return record.actor_name
+    return "sistema"
 
 
 class StatusCategoryFilter(admin.SimpleListFilter):
@@ -271,10 +283,11 @@ class TicketAdmin(OrganizationScopedAdmin):
         "created_at",
         "updated_at",
         "resolved_at",
+        "status_history",
     ]
     fieldsets = [
         (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
-        ("Atendimento", {"fields": ["status", "assignee", "priority", "resolved_at"]}),
+        ("Atendimento", {"fields": ["status", "assignee", "priority", "resolved_at", "status_history"]}),
         ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
@@ -324,6 +337,28 @@ class TicketAdmin(OrganizationScopedAdmin):
     @admin.display(description="status", ordering="status__name")
     def colored_status(self, ticket: Ticket) -> str:
         return status_badge(ticket.status)
+
+    @admin.display(description="histórico de status")
+    def status_history(self, ticket: Ticket) -> str:
+        """Who moved the ticket, from where to where: agents and the customer (a reply or resolver/reabrir
+        through the partner API) alike."""
+        changes = ticket_status_history(ticket=ticket)
+        if not changes:
+            return "—"
+        items = format_html_join(
+            "",
+            '<li>{}: {} → {}, por <span class="autor-status">{}</span></li>',
+            (
+                (
+                    formats.localize(timezone.template_localtime(record.created_at)),
+                    record.changes.get("status", {}).get("antes"),
+                    record.changes.get("status", {}).get("depois"),
+                    status_author(record),
+                )
+                for record in changes
+            ),
+        )
+        return format_html('<ul class="historico-status" style="margin:0;padding-left:1.2em">{}</ul>', items)
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data

@@ -32,6 +32,17 @@ class TicketClosed(Conflict):
     detail = "Tickets fechados não recebem novas respostas."
 
 
+class StatusUnavailable(Conflict):
+    """A move the organization has no status for (its statuses of that category were all removed or
+    recategorised in the admin)."""
+
+    message = "Status indisponível."
+    field = "status"
+
+    def __init__(self, *, category: str):
+        super().__init__(detail=f"A organização não tem um status da categoria {category}.")
+
+
 class ChangesCursorExpired(Gone):
     message = "Cursor fora da retenção."
     field = "desde"

@@ -27,7 +27,7 @@ from django.db.models.expressions import ExpressionWrapper
 from api_framework.pagination import Page
 from foundation.feeds import START, Position, feed_end, horizon_expression, page_after
 from foundation.rows import row_type
-from helpdesk.models import Organization
+from helpdesk.models import AuditRecord, Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ContactNotFound, ReplyNotFound, StatusNotFound, TicketNotFound
 from tickets.models import (
@@ -357,6 +357,19 @@ def reply_rows_by_ticket(ticket_ids: list, *, columns: tuple, include_internal: 
     for row in replies.order_by("created_at", "id").values_list(*columns, named=True):
         by_ticket[row.ticket_id].append(row)
     return by_ticket
+
+
+def ticket_status_history(*, ticket: Ticket) -> list[AuditRecord]:
+    """The ticket's status changes, oldest first, as the audit trail recorded them, whoever made them (an
+    agent, the customer through the partner API, the system): one query, on the audit trail's resource
+    index. Kept as long as the trail (AUDIT_RETENTION_DAYS)."""
+    records = AuditRecord.objects.filter(
+        organization_id=ticket.organization_id,
+        resource_type="ticket",
+        resource_id=str(ticket.pk),
+        action="ticket.status_alterado",
+    )
+    return list(records.order_by("created_at", "id").only("created_at", "actor_type", "actor_name", "changes"))
 
 
 def status_first_of_category(*, organization_id, category: str) -> TicketStatus | None:

@@ -7,6 +7,7 @@ ticket's updated_at, or tickets_touch), and announces what it did right after it
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -16,7 +17,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from foundation.db import db_value, model_sql
-from foundation.exceptions import ValidationFailed
+from foundation.exceptions import ApplicationError, ValidationFailed
 from foundation.feeds import change_fields
 from foundation.ids import parse_uuid
 from foundation.purge import delete_in_batches
@@ -26,7 +27,7 @@ from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import agent_get
 from tickets import signals
-from tickets.exceptions import ReplyNotEditable, TicketClosed, TicketNotFound
+from tickets.exceptions import ReplyNotEditable, StatusUnavailable, TicketClosed, TicketNotFound
 from tickets.models import (
     Attachment,
     AttachmentSender,
@@ -286,9 +287,8 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
         closed = ticket is not None and ticket.status.category == StatusCategory.CLOSED
         if ticket is not None and not closed:
             previous_status = ticket.status
-            if previous_status.category in REOPENING_CATEGORIES:
-                ticket.status = status_default_open(organization=organization)
-                ticket.resolved_at = None
+            if _reopening_due(ticket):
+                _apply_status(ticket, _reopened_status(ticket))
             ticket.save(update_fields=["status", "resolved_at", "updated_at"])
             reply = Reply.objects.create(
                 ticket=ticket,
@@ -387,15 +387,29 @@ def ticket_update(
     ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        before = (ticket.status, ticket.priority, ticket.assignee)
-        visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
-        hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
-        if visible:
-            ticket.save(update_fields=[*visible, *hidden, "updated_at"])
-        elif hidden:
-            ticket.save(update_fields=hidden)
-        _announce_changes(ticket, *before, actor=actor)
+        _ticket_change(ticket, status=status, assignee=assignee, priority=priority, unassign=unassign, actor=actor)
     return ticket
+
+
+def _ticket_change(
+    ticket: Ticket,
+    *,
+    status: TicketStatus | None = None,
+    assignee: Agent | None = None,
+    priority: str | None = None,
+    unassign: bool = False,
+    actor: Actor,
+) -> None:
+    """The write of every status, assignee or priority change, on a ticket read under its row lock: what the
+    partner sees moves atualizado_em (and the change list), and each change is announced."""
+    before = (ticket.status, ticket.priority, ticket.assignee)
+    visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
+    hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
+    if visible:
+        ticket.save(update_fields=[*visible, *hidden, "updated_at"])
+    elif hidden:
+        ticket.save(update_fields=hidden)
+    _announce_changes(ticket, *before, actor=actor)
 
 
 def _announce_changes(ticket: Ticket, previous_status, previous_priority, previous_assignee, *, actor: Actor) -> None:
@@ -434,11 +448,80 @@ def ticket_update_by_ids(
 
 def ticket_resolve(*, ticket: Ticket, actor: Actor = SYSTEM) -> bool:
     """Move the ticket to its organization's first `resolvido` status; False when it already is resolved."""
-    resolved = status_first_of_category(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
-    if resolved is None or ticket.status.category == StatusCategory.RESOLVED:
+    resolved = _resolved_status(ticket) if _resolution_due(ticket) else None
+    if resolved is None:
         return False
     ticket_update(ticket=ticket, status=resolved, actor=actor)
     return True
+
+
+def _resolution_due(ticket: Ticket) -> bool:
+    return ticket.status.category != StatusCategory.RESOLVED
+
+
+def _resolved_status(ticket: Ticket) -> TicketStatus | None:
+    """Where resolving takes a ticket: its organization's first `resolvido` status (None: it has none)."""
+    return status_first_of_category(organization_id=ticket.organization_id, category=StatusCategory.RESOLVED)
+
+
+def _reopening_due(ticket: Ticket) -> bool:
+    """The customer's word (a reply, or reabrir) takes back a ticket that waits for them or is resolved."""
+    return ticket.status.category in REOPENING_CATEGORIES
+
+
+def _reopened_status(ticket: Ticket) -> TicketStatus | None:
+    """Where reopening takes a ticket: its organization's default `aberto` status (None: it has none)."""
+    return status_default_open(organization=ticket.organization)
+
+
+@dataclass(frozen=True)
+class _CustomerMove:
+    """What the customer may ask of a ticket's status through the partner API: when the move is due, where
+    it goes, and the category named when the organization has no status to go to."""
+
+    due: Callable[[Ticket], bool]
+    destination: Callable[[Ticket], TicketStatus | None]
+    category: str
+
+
+_RESOLVE = _CustomerMove(_resolution_due, _resolved_status, StatusCategory.RESOLVED)
+_REOPEN = _CustomerMove(_reopening_due, _reopened_status, StatusCategory.OPEN)
+
+
+def ticket_resolve_by_customer(*, organization: Organization, ticket_id) -> Ticket:
+    """The customer says the problem is solved (POST /api/v1/tickets/{id}/resolver): the ticket goes to the
+    organization's first `resolvido` status, resolvido_em stamped. Already resolved: nothing changes."""
+    return _ticket_move_by_customer(organization, ticket_id, _RESOLVE)
+
+
+def ticket_reopen_by_customer(*, organization: Organization, ticket_id) -> Ticket:
+    """The customer says the problem is back (POST /api/v1/tickets/{id}/reabrir): from `aguardando` or
+    `resolvido` to the default `aberto`, resolvido_em cleared. Already `aberto` or `em_andamento`: nothing
+    changes."""
+    return _ticket_move_by_customer(organization, ticket_id, _REOPEN)
+
+
+def _ticket_move_by_customer(organization: Organization, ticket_id, move: _CustomerMove) -> Ticket:
+    """The ticket is read once, under its row lock, and judged there: two moves at once run one after the
+    other, the second seeing the first's result. The customer cannot move a closed ticket (409).
+    The move is ticket_update's write, announced with the partner as actor: the audit trail records it,
+    no event is emitted (no echo). Errors are raised after the block, as in reply_create_by_customer."""
+    error: ApplicationError | None = None
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket_of(organization, ticket_id)
+        if ticket is None:
+            error = TicketNotFound()
+        elif ticket.status.category == StatusCategory.CLOSED:
+            error = TicketClosed(detail="Um ticket fechado não pode ser resolvido nem reaberto pelo cliente.")
+        elif move.due(ticket):
+            destination = move.destination(ticket)
+            if destination is None:
+                error = StatusUnavailable(category=move.category)
+            else:
+                _ticket_change(ticket, status=destination, actor=PARTNER)
+    if error is not None:
+        raise error
+    return ticket
 
 
 def ticket_update_check(*, ticket: Ticket, status=None, assignee=None, priority=None) -> None:

@@ -79,7 +79,9 @@ class PartnerViewSet(EnvelopeViewSet):
 
     def request_fingerprint(self, request) -> str:
         """What makes two requests with one Idempotency-Key the same request: the JSON body, or an
-        upload's fields and files (each file by its SHA-256, computed while it streamed)."""
+        upload's fields and files (each file by its SHA-256, computed while it streamed). An action
+        without fields (`takes_body=False`) reads no body: whatever came with it (nothing, `{}`) is
+        the same request."""
         if self.action in self.upload_actions:
             self.read_upload(request)
             fields = {name: request.data.getlist(name) for name in request.data if name not in request.FILES}
@@ -89,6 +91,8 @@ class PartnerViewSet(EnvelopeViewSet):
                 for upload in uploads
             ]
             return multipart_fingerprint(request.method, request.path, fields, files)
+        if not self.takes_body:
+            return fingerprint(request.method, request.path, b"")
         return fingerprint(request.method, request.path, raw_body(request))
 
     def read_upload(self, request) -> None:

@@ -65,3 +65,17 @@ def test_ticket_change_page_queries_do_not_grow_with_replies(staff, organization
     with_forty, _ = measured_get(staff, reverse("admin:tickets_ticket_change", args=[large.pk]))
 
     assert len(with_forty) == len(with_one), "\n".join(with_forty)
+
+
+def test_ticket_change_page_queries_do_not_grow_with_status_changes(staff, organization, agents):
+    """The status history is one query, however many changes it shows."""
+    few, many = make_ticket(organization), make_ticket(organization)
+    for ticket, changes in ((few, 1), (many, 20)):
+        for n in range(changes):
+            ticket_update(ticket=ticket, status=status_of(organization, CATEGORIES[(n + 1) % len(CATEGORIES)]))
+
+    with_one, _ = measured_get(staff, reverse("admin:tickets_ticket_change", args=[few.pk]))
+    with_twenty, page = measured_get(staff, reverse("admin:tickets_ticket_change", args=[many.pk]))
+
+    assert len(with_twenty) == len(with_one), "\n".join(with_twenty)
+    assert page.content.decode().count("por <span") == 20

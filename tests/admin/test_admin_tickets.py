@@ -1,6 +1,8 @@
 """The ticket admin as support staff use it: forms posted as a browser would, from the rendered page."""
 
 import json
+import re
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -416,6 +418,58 @@ def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(client, or
     assert [str(m) for m in response.context["messages"]] == ["Somente atendentes ativos podem assumir tickets."]
     ticket.refresh_from_db()
     assert ticket.assignee is None
+
+
+def status_history(client, ticket: Ticket) -> list[str]:
+    """The ticket page's status history, one line per change without its time: "Aberto → Resolvido, por X"."""
+    html = client.get(change_url(ticket)).content.decode()
+    history = re.search(r'<ul class="historico-status"[^>]*>(.*?)</ul>', html, re.S)
+    if history is None:
+        return []
+    lines = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", history.group(1), re.S)]
+    return [unescape(line).split(": ", 1)[1] for line in lines]
+
+
+def test_the_customers_moves_through_the_api_show_as_cliente_via_api(staff, admin, organization, ticket):
+    partner = bearer_client(make_key(organization, name="ERP"))
+    assert status_history(staff, ticket) == []
+
+    assert partner.post(f"/api/v1/tickets/{ticket.pk}/resolver").status_code == 200
+    assert submit(staff, ticket, status=str(status_of(organization, StatusCategory.WAITING).pk)).status_code == 302
+    assert partner.post(f"/api/v1/tickets/{ticket.pk}/reabrir").status_code == 200
+    assert submit(staff, ticket, status=str(status_of(organization, StatusCategory.RESOLVED).pk)).status_code == 302
+    reply = partner.post(f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Voltou."}, format="json")
+    assert reply.status_code == 201  # a customer reply reopens it: the customer's move too
+
+    assert status_history(staff, ticket) == [
+        "Aberto → Resolvido, por cliente via API",
+        f"Resolvido → Aguardando cliente, por {admin.name}",
+        "Aguardando cliente → Aberto, por cliente via API",
+        f"Aberto → Resolvido, por {admin.name}",
+        "Resolvido → Aberto, por cliente via API",
+    ]
+    html = staff.get(change_url(ticket)).content.decode()
+    assert "ERP" not in html  # the key's name is the audit trail's business, not the thread's
+    assert "histórico de status" in html.lower()
+
+
+def test_a_move_that_changed_nothing_is_not_in_the_history(staff, organization, ticket):
+    partner = bearer_client(make_key(organization))
+
+    assert partner.post(f"/api/v1/tickets/{ticket.pk}/reabrir").status_code == 200  # already aberto
+
+    assert status_history(staff, ticket) == []
+    assert "—" in staff.get(change_url(ticket)).content.decode()
+
+
+def test_the_history_of_another_organizations_ticket_is_not_shown(staff, other_organization):
+    theirs = make_ticket(other_organization)
+    bearer_client(make_key(other_organization)).post(f"/api/v1/tickets/{theirs.pk}/resolver")
+
+    response = staff.get(change_url(theirs))
+
+    assert response.status_code == 302  # the admin's "does not exist" (tenancy): back to the index
+    assert "cliente via API" not in staff.get(response["Location"], follow=True).content.decode()
 
 
 # --- the list -------------------------------------------------------------------------------------

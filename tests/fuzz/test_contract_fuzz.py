@@ -100,7 +100,12 @@ class Organization:
             note = self.panel("POST", f"/api/tickets/{tid}/respostas", {"mensagem": "Cliente VIP.", "interna": True})
             if state != "aberto":
                 self.panel("PATCH", f"/api/tickets/{tid}", {"status_id": statuses[state]})
-            for label in ("GET /api/v1/tickets/{id}", "POST /api/v1/tickets/{id}/respostas"):
+            for label in (
+                "GET /api/v1/tickets/{id}",
+                "POST /api/v1/tickets/{id}/respostas",
+                "POST /api/v1/tickets/{id}/resolver",
+                "POST /api/v1/tickets/{id}/reabrir",
+            ):
                 self.add(label, id=tid)
             for label in ("GET /api/tickets/{id}", "PATCH /api/tickets/{id}", "POST /api/tickets/{id}/respostas"):
                 self.add(label, id=tid)

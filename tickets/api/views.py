@@ -27,6 +27,8 @@ from tickets.services import (
     reply_edit_as_customer,
     reply_ensure_editable_by_customer,
     ticket_create,
+    ticket_reopen_by_customer,
+    ticket_resolve_by_customer,
 )
 
 AGENTS_PER_PAGE = 10
@@ -41,6 +43,8 @@ class TicketViewSet(PartnerViewSet):
         "create": Scope.TICKETS_WRITE,
         "replies": Scope.REPLIES_WRITE,
         "reply": Scope.REPLIES_WRITE,
+        "resolve": Scope.TICKETS_WRITE,
+        "reopen": Scope.TICKETS_WRITE,
     }
 
     def list(self, request):
@@ -85,6 +89,16 @@ class TicketViewSet(PartnerViewSet):
             organization=self.organization, ticket_id=kwargs["id"], **payload.validated_data
         )
         return EnvelopeResponse(reply_public(reply_row(reply)), message="Resposta enviada.", status=201)
+
+    @action(detail=True, methods=["post"], url_path="resolver", takes_body=False)
+    def resolve(self, request, **kwargs):
+        ticket = ticket_resolve_by_customer(organization=self.organization, ticket_id=kwargs["id"])
+        return EnvelopeResponse(tickets_public([ticket_row(ticket)])[0], message="Ticket resolvido.")
+
+    @action(detail=True, methods=["post"], url_path="reabrir", takes_body=False)
+    def reopen(self, request, **kwargs):
+        ticket = ticket_reopen_by_customer(organization=self.organization, ticket_id=kwargs["id"])
+        return EnvelopeResponse(tickets_public([ticket_row(ticket)])[0], message="Ticket reaberto.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, resposta, **kwargs):

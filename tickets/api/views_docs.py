@@ -30,6 +30,11 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 # Shared by the partner's and the panel's ticket routes (panel_views_docs, attachment_views_docs).
 TICKET_NOT_FOUND = "Ticket não encontrado (campo `id`); um id que não é UUID responde igual."
+CUSTOMER_MOVE_CONFLICT = (
+    "Ticket fechado (campo `status`); a organização sem status da categoria de destino (`Status indisponível.`, "
+    "campo `status`); ou requisição com o mesmo Idempotency-Key em andamento."
+)
+IDEMPOTENCY_KEY_INVALID = "`Idempotency-Key` vazio ou com mais de 255 caracteres (campo `Idempotency-Key`)."
 REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 ticket_docs = extend_schema_view(
@@ -109,6 +114,46 @@ ticket_docs = extend_schema_view(
                     404: TICKET_NOT_FOUND,
                     409: "Ticket fechado (campo `status`), ou requisição com o mesmo Idempotency-Key em andamento.",
                 },
+            ),
+        },
+    ),
+    resolve=extend_schema(
+        operation_id="v1_tickets_resolve",
+        tags=TAGS,
+        description=(
+            "O cliente diz que o problema foi resolvido: o ticket vai para o status padrão `resolvido` da "
+            "organização e ganha `resolvido_em`. Já resolvido, nada muda (200). Não leva corpo. Nenhum evento é "
+            "registrado nem webhook disparado; os atendentes veem a mudança no ticket, feita pelo cliente via API."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=None,
+        responses={
+            200: envelope("TicketResolvido", TicketPublicOut),
+            **errors(
+                404,
+                409,
+                422,
+                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: IDEMPOTENCY_KEY_INVALID},
+            ),
+        },
+    ),
+    reopen=extend_schema(
+        operation_id="v1_tickets_reopen",
+        tags=TAGS,
+        description=(
+            "O cliente diz que o problema voltou: um ticket `aguardando` ou `resolvido` volta ao status padrão "
+            "`aberto` da organização e `resolvido_em` fica nulo. Já `aberto` ou `em_andamento`, nada muda (200). "
+            "Não leva corpo. Nenhum evento é registrado nem webhook disparado."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=None,
+        responses={
+            200: envelope("TicketReaberto", TicketPublicOut),
+            **errors(
+                404,
+                409,
+                422,
+                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: IDEMPOTENCY_KEY_INVALID},
             ),
         },
     ),
