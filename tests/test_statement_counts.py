@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket
+from tickets.services import RequesterData
 
 TICKETS = "/api/v1/tickets"
 
@@ -119,3 +120,50 @@ def test_a_customer_reply_reads_its_ticket_once_under_the_lock(partner, organiza
 
     assert len(sql) <= BUDGET["customer_reply"], "\n".join(sql)
     assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket (locked)
+
+
+# Each matches the ticket made last (so every list below reads a page and its replies): issue 21's lookups,
+# filters and orders, alone, in cursor mode and all together.
+FILTERED_LISTS = {
+    "external_id": {"external_id": "pedido-9"},
+    "solicitante_external_id": {"solicitante_external_id": "cliente-9"},
+    "solicitante_email": {"solicitante_email": "Cliente9@Example.test"},
+    "status": {"status": ["aberto", "aguardando"]},
+    "status and prioridade (the counters)": {"status": "aberto", "prioridade": "media"},
+    "atualizado_desde": {"atualizado_desde": "2000-01-01T00:00:00Z"},
+    "criado_desde and criado_ate": {"criado_desde": "2000-01-01T00:00:00Z", "criado_ate": "2100-01-01T00:00:00-03:00"},
+    "ordenacao": {"ordenacao": "atualizado_em"},
+    "cursor in another order": {"ordenacao": "-numero", "cursor": ""},
+    "all of them": {
+        "external_id": "pedido-9",
+        "solicitante_external_id": "cliente-9",
+        "solicitante_email": "cliente9@example.test",
+        "status": ["aberto", "resolvido"],
+        "atualizado_desde": "2000-01-01T00:00:00Z",
+        "criado_desde": "2000-01-01T00:00:00Z",
+        "criado_ate": "2100-01-01T00:00:00Z",
+        "prioridade": "media",
+        "busca": "ticket",
+        "ordenacao": "numero",
+        "cursor": "",
+    },
+}
+
+
+@pytest.mark.parametrize("case", FILTERED_LISTS)
+def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organization, agent, case):
+    for n in range(10):
+        ticket = make_ticket(
+            organization,
+            subject=f"Ticket {n}",
+            external_id=f"pedido-{n}",
+            requester=RequesterData(name=f"Cliente {n}", email=f"cliente{n}@example.test", external_id=f"cliente-{n}"),
+        )
+        make_customer_reply(ticket, body="Cliente")
+        make_agent_reply(ticket, agent, body="Atendente")
+    plain = statements(lambda: partner.get(TICKETS))
+
+    sql = statements(lambda: partner.get(TICKETS, FILTERED_LISTS[case]))
+
+    assert partner.get(TICKETS, FILTERED_LISTS[case]).json()["data"]["data"], "the filters must match a ticket"
+    assert len(sql) == len(plain) <= BUDGET["list"], "\n".join(sql)
