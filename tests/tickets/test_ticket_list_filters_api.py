@@ -115,11 +115,24 @@ def test_solicitante_email_is_a_case_insensitive_exact_match(partner, organizati
     assert listed(partner, solicitante_email="aria@example.test")["total"] == 0
 
 
-@pytest.mark.parametrize("email", ["maria", "maria@", "@example.test", "maria example.test"])
+@pytest.mark.parametrize(
+    "email", ["maria", "maria@", "@example.test", "maria example.test", "maria@exa\u0000mple.test"]
+)
 def test_solicitante_email_that_is_not_an_email_is_a_422(partner, organization, email):
     response = partner.get(URL, {"solicitante_email": email})
 
     assert_exact_validation_error(response, {"solicitante_email": ["Informe um endereço de e-mail válido."]})
+
+
+def test_solicitante_email_longer_than_254_is_a_422(partner, organization):
+    response = partner.get(URL, {"solicitante_email": "a" * 243 + "@example.test"})
+
+    assert_exact_validation_error(response, {"solicitante_email": [too_long(254)]})
+
+
+@pytest.mark.parametrize("email", ['"maria..silva"@example.test', '"a\\b"@[192.0.2.1]', "maria@localhost"])
+def test_any_address_an_email_may_have_is_looked_up(partner, organization, email):
+    assert listed(partner, solicitante_email=email)["total"] == 0
 
 
 # --- status --------------------------------------------------------------------------------------
