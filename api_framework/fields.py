@@ -65,6 +65,7 @@ class InstantField(TextField):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
+        self.run_validators(value)  # on the text: Python's parser takes "2026-12-31T23:59:00Z\x00" as an instant
         try:
             moment = parse_datetime(value)
         except ValueError:  # well formed, but not a date (month 13)

@@ -3,6 +3,9 @@
 Run by bench/run.py with the product's settings:
     python -m bench.bulk --organization ID --tickets 100000
 
+Prints one JSON line: a bulk ticket from the middle of the backlog (its external_id and its requester's),
+which the lookup rows of the bench ask for.
+
 Rows stay valid for the product: the bulk tickets are older than the ones
 already there, as a backlog is, so they take the lowest numbers (the others move
 up, under the sequence's row lock) and numbers keep following creation; each
@@ -14,6 +17,7 @@ followed.
 """
 
 import argparse
+import json
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -60,6 +64,11 @@ def main() -> None:
         count = options.tickets - existing
         if count <= 0:
             return
+        middle = count // 2  # the ticket `g` of the SQL below, and its requester
+        sample = {
+            "external_id": f"bulk-{sequence.last_number + middle}",
+            "requester_external_id": f"bulk-cli-{1 + middle % CONTACTS}",
+        }
         # The backlog is older than every ticket there: it takes numbers 1..count, the others move up.
         oldest = Ticket.objects.filter(organization_id=organization).order_by("created_at").first()
         # In two steps, so no number is ever taken twice on the way.
@@ -154,6 +163,7 @@ def main() -> None:
     with connection.cursor() as cursor:
         for model in (Contact, Ticket, Reply, TicketCount):
             cursor.execute(f"VACUUM ANALYZE {table(model)}")
+    print(json.dumps(sample))
 
 
 if __name__ == "__main__":

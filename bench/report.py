@@ -7,6 +7,9 @@ RATIO_MIN = 0.5
 P99_OVER_P50_MAX = 3.0
 PAGE_100_OVER_25_MIN = 0.3
 SEARCH_100K_OVER_LIST_MIN = 0.3
+# The partner's lookups by its own ids at 100,000 tickets vs the plain list (issue 21).
+LOOKUPS_100K_OVER_LIST_MIN = {"external_id": 0.5, "requester_external_id": 0.5}
+LOOKUP_PARAMETERS = {"external_id": "external_id=", "requester_external_id": "solicitante_external_id="}
 SQL_MAX = {"create": 8, "list_25": 4, "list_100": 4, "search": 4, "detail": 4, "agents": 3}
 WEBHOOK_RATE_MIN = 200.0
 WEBHOOK_P95_MAX_S = 1.0
@@ -196,6 +199,17 @@ def _errors_check(name: str, runs: list[tuple[str, dict]]) -> Check:
 def _busca_checks(results: dict) -> list[Check]:
     runs = [(f"{run['label']} @{run['tickets']:,} tickets", run["product"]) for run in results.get("busca", [])]
     value = results["ratios"].get("search_over_list_100k")
+    lookups = []
+    for key, limit in LOOKUPS_100K_OVER_LIST_MIN.items():
+        ratio = results["ratios"].get(f"{key}_over_list_100k")
+        lookups.append(
+            Check(
+                f"{LOOKUP_PARAMETERS[key]} vs plain list at 100,000 tickets (req/s)",
+                fmt(ratio, 2),
+                f">= {limit}x",
+                ratio is not None and ratio >= limit,
+            )
+        )
     return [
         Check(
             "busca vs plain list at 100,000 tickets (req/s)",
@@ -203,7 +217,8 @@ def _busca_checks(results: dict) -> list[Check]:
             f">= {SEARCH_100K_OVER_LIST_MIN}x",
             value is not None and value >= SEARCH_100K_OVER_LIST_MIN,
         ),
-        _errors_check("errors, busca runs", runs),
+        *lookups,
+        _errors_check("errors, busca and lookup runs", runs),
     ]
 
 
@@ -432,7 +447,10 @@ def _sections(results: dict, found: list[Check]) -> list[tuple[str, list[str], l
     sections = results.get("sections", ALL_SECTIONS)
     measured = [
         ("endpoints", ("Endpoints: product vs bare reference, 1,000 seeded tickets", *table_rows(results), [NOTES])),
-        ("busca", ("busca, 16 connections", *_busca(results), [page_note] if "endpoints" in sections else [])),
+        (
+            "busca",
+            ("busca and lookups, 16 connections", *_busca(results), [page_note] if "endpoints" in sections else []),
+        ),
         ("webhooks", ("Webhooks", *_webhooks(results), [])),
         ("tenants", ("Many tenants: a slow partner, a burst", *_neighbours(results), [])),
     ]

@@ -8,8 +8,9 @@ product's operator commands and services, runs the Procfile's web, worker and
 beat lines with production settings and the reference app with the same web
 command line, then measures: wrk at 16 and 64 connections (reference and
 product back to back, reads before writes), SQL statements per request (quiet,
-one request at a time), webhook latency and drain, and busca at 100,000 tickets. Prints one report and
-writes var/bench/latest.json and var/bench/latest.md. See docs/performance.md.
+one request at a time), webhook latency and drain, and busca and the lookups by
+the partner's ids at 100,000 tickets. Prints one report and writes
+var/bench/latest.json and var/bench/latest.md. See docs/performance.md.
 """
 
 import argparse
@@ -66,8 +67,9 @@ MANY_ORGANIZATIONS = (100, 10_000)
 BURST_WEBHOOKS = 8
 OUT_DIR = ROOT / "var" / "bench"
 # What a run measures (--only picks some): the endpoints under wrk and their SQL, webhook latency and drain,
-# many tenants (a slow partner, an API burst), busca at 100,000 tickets, an organization grown to 1,000,000
-# (10,000,000 with --huge), beat's periodic work at 100 and at 10,000 organizations.
+# many tenants (a slow partner, an API burst), busca and the lookups (external_id=, solicitante_external_id=) at
+# 100,000 tickets, an organization grown to 1,000,000 (10,000,000 with --huge), beat's periodic work at 100 and
+# at 10,000 organizations.
 SECTIONS = ("endpoints", "webhooks", "tenants", "busca", "large", "orgs")
 # Settings the bench sets itself; the rest of the environment (WEB_CONCURRENCY, ...) passes through.
 OWN_VARIABLES = {
@@ -540,7 +542,7 @@ class Bench:
         ]
         log(f"growing the organization to {BULK_TICKETS:,} tickets (generate_series)")
         started = time.monotonic()
-        self.python(
+        output = self.python(
             "-m", "bench.bulk", "--organization", self.seed_data["organization_id"], "--tickets", str(BULK_TICKETS)
         )
         log(f"  done in {time.monotonic() - started:.1f} s")
@@ -557,6 +559,21 @@ class Bench:
             },
         ]
         ratios = {"search_over_list_1k": busca[1]["vs_list"], "search_over_list_100k": busca[3]["vs_list"]}
+        # The partner's lookups by its own ids (issue 21): a bulk ticket from the middle of the backlog, and its
+        # customer's tickets (about ten).
+        sample = json.loads(output.strip().splitlines()[-1])
+        for order, (key, parameter, value) in enumerate(
+            (
+                ("external_id", "external_id", sample["external_id"]),
+                ("requester_external_id", "solicitante_external_id", sample["requester_external_id"]),
+            ),
+            start=2,
+        ):
+            path = f"/api/v1/tickets?{parameter}={value}&por_pagina=25"
+            lookup = self.pair(Endpoint(f"lookup_{key}", f"GET {path}", "GET", path), 16, order, "100k")
+            vs_list = _ratio(lookup["product"], plain["product"])
+            busca.append({"label": f"{parameter}={value}", "tickets": BULK_TICKETS, **lookup, "vs_list": vs_list})
+            ratios[f"{key}_over_list_100k"] = vs_list
         if ("list_100", 64) in by_key:
             ratios["page_100_over_25"] = _ratio(by_key[("list_100", 16)]["product"], list_1k["product"])
             ratios["page_100_over_25_at_64"] = _ratio(

@@ -53,6 +53,36 @@ PARTNER_TICKET_QUERIES = {
     "filters combined": ({"prioridade": "urgente", "busca": "Impressora", "numero": 1}, lambda a, b: [b.ticket]),
 }
 
+# The partner's lookups, status categories, time windows and orders (issue 21): A's ids and e-mail find
+# nothing, the values both organizations have find B's tickets only.
+PARTNER_LOOKUP_QUERIES = {
+    "external_id of A": ({"external_id": lambda a, b: a.ticket.external_id}, lambda a, b: []),
+    "external_id of B": ({"external_id": lambda a, b: b.ticket.external_id}, lambda a, b: [b.ticket]),
+    "solicitante_external_id of A": (
+        {"solicitante_external_id": lambda a, b: a.ticket.requester.external_id},
+        lambda a, b: [],
+    ),
+    "solicitante_external_id of B": (
+        {"solicitante_external_id": lambda a, b: b.ticket.requester.external_id},
+        lambda a, b: [b.ticket],
+    ),
+    "solicitante_email of A": ({"solicitante_email": lambda a, b: a.ticket.requester.email}, lambda a, b: []),
+    "solicitante_email of B": ({"solicitante_email": lambda a, b: b.ticket.requester.email}, lambda a, b: [b.ticket]),
+    "status category both use": ({"status": "em_andamento"}, lambda a, b: [b.ticket]),
+    "status categories both use": ({"status": ["aberto", "em_andamento"]}, lambda a, b: b.tickets),
+    "atualizado_desde long ago": ({"atualizado_desde": "2000-01-01T00:00:00Z"}, lambda a, b: b.tickets),
+    "criado window around everything": (
+        {"criado_desde": "2000-01-01T00:00:00Z", "criado_ate": "2100-01-01T00:00:00Z"},
+        lambda a, b: b.tickets,
+    ),
+    "ordenacao by number": ({"ordenacao": "numero"}, lambda a, b: b.tickets),
+    "cursor by atualizado_em": ({"ordenacao": "atualizado_em", "cursor": ""}, lambda a, b: b.tickets),
+    "lookups combined": (
+        {"solicitante_email": lambda a, b: b.ticket.requester.email, "status": "em_andamento", "numero": 1},
+        lambda a, b: [b.ticket],
+    ),
+}
+
 PANEL_TICKET_QUERIES = {
     **PARTNER_TICKET_QUERIES,
     "status of A": ({"status": lambda a, b: a.ticket.status_id}, lambda a, b: []),
@@ -68,12 +98,15 @@ PANEL_TICKET_QUERIES = {
 
 def query_of(query: dict, world) -> dict:
     values = {name: value(*a_and_b(world)) if callable(value) else value for name, value in query.items()}
-    return {"por_pagina": 100, **{name: str(value) for name, value in values.items()}}
+    return {
+        "por_pagina": 100,
+        **{name: value if isinstance(value, list) else str(value) for name, value in values.items()},
+    }
 
 
-@pytest.mark.parametrize("case", PARTNER_TICKET_QUERIES)
+@pytest.mark.parametrize("case", {**PARTNER_TICKET_QUERIES, **PARTNER_LOOKUP_QUERIES})
 def test_partner_ticket_list_finds_only_the_callers_tickets(world, case):
-    query, expected = PARTNER_TICKET_QUERIES[case]
+    query, expected = {**PARTNER_TICKET_QUERIES, **PARTNER_LOOKUP_QUERIES}[case]
 
     response = world.b.client(PARTNER).get("/api/v1/tickets", query_of(query, world))
 

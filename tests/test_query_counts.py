@@ -66,3 +66,23 @@ def test_agent_list_runs_the_same_queries_for_1_and_10_agents(partner, organizat
     assert len(ten_page["data"]) == 10
     assert sum(agent["avatar_url"] is not None for agent in ten_page["data"]) == 6
     assert len(ten_queries) == len(one_queries), "\n".join(ten_queries)
+
+
+def test_ticket_list_with_issue_21_filters_runs_the_same_queries_for_1_and_100_tickets(partner, organization, agent):
+    params = {
+        "por_pagina": 100,
+        "status": ["aberto", "em_andamento"],
+        "atualizado_desde": "2000-01-01T00:00:00Z",
+        "criado_desde": "2000-01-01T00:00:00Z",
+        "criado_ate": "2100-01-01T00:00:00Z",
+        "ordenacao": "atualizado_em",
+    }
+    make_busy_ticket(organization, [agent], 0)
+    one_queries, _ = queries_of(partner, TICKETS, params)
+    for n in range(1, 100):
+        make_busy_ticket(organization, [agent], n)
+
+    hundred_queries, hundred_page = queries_of(partner, TICKETS, params)
+
+    assert len(hundred_page["data"]) == 100
+    assert len(hundred_queries) == len(one_queries), "\n".join(hundred_queries)

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
 from tickets.models import Ticket
-from tickets.services import ticket_update
+from tickets.services import RequesterData, ticket_update
 
 TICKETS = "/api/v1/tickets"
 
@@ -171,3 +171,50 @@ def test_resolve_and_reopen_that_change_nothing_write_nothing(partner, organizat
 
     assert len(sql) <= BUDGET["resolve_or_reopen_unchanged"], "\n".join(sql)
     assert not [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+
+
+# Each matches the ticket made last (so every list below reads a page and its replies): issue 21's lookups,
+# filters and orders, alone, in cursor mode and all together.
+FILTERED_LISTS = {
+    "external_id": {"external_id": "pedido-9"},
+    "solicitante_external_id": {"solicitante_external_id": "cliente-9"},
+    "solicitante_email": {"solicitante_email": "Cliente9@Example.test"},
+    "status": {"status": ["aberto", "aguardando"]},
+    "status and prioridade (the counters)": {"status": "aberto", "prioridade": "media"},
+    "atualizado_desde": {"atualizado_desde": "2000-01-01T00:00:00Z"},
+    "criado_desde and criado_ate": {"criado_desde": "2000-01-01T00:00:00Z", "criado_ate": "2100-01-01T00:00:00-03:00"},
+    "ordenacao": {"ordenacao": "atualizado_em"},
+    "cursor in another order": {"ordenacao": "-numero", "cursor": ""},
+    "all of them": {
+        "external_id": "pedido-9",
+        "solicitante_external_id": "cliente-9",
+        "solicitante_email": "cliente9@example.test",
+        "status": ["aberto", "resolvido"],
+        "atualizado_desde": "2000-01-01T00:00:00Z",
+        "criado_desde": "2000-01-01T00:00:00Z",
+        "criado_ate": "2100-01-01T00:00:00Z",
+        "prioridade": "media",
+        "busca": "ticket",
+        "ordenacao": "numero",
+        "cursor": "",
+    },
+}
+
+
+@pytest.mark.parametrize("case", FILTERED_LISTS)
+def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organization, agent, case):
+    for n in range(10):
+        ticket = make_ticket(
+            organization,
+            subject=f"Ticket {n}",
+            external_id=f"pedido-{n}",
+            requester=RequesterData(name=f"Cliente {n}", email=f"cliente{n}@example.test", external_id=f"cliente-{n}"),
+        )
+        make_customer_reply(ticket, body="Cliente")
+        make_agent_reply(ticket, agent, body="Atendente")
+    plain = statements(lambda: partner.get(TICKETS))
+
+    sql = statements(lambda: partner.get(TICKETS, FILTERED_LISTS[case]))
+
+    assert partner.get(TICKETS, FILTERED_LISTS[case]).json()["data"]["data"], "the filters must match a ticket"
+    assert len(sql) == len(plain) <= BUDGET["list"], "\n".join(sql)

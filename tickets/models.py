@@ -157,8 +157,10 @@ class Ticket(models.Model):
             models.Index(fields=["organization", "priority", "-created_at"], name="ticket_org_priority"),
             models.Index(fields=["organization", "status", "-created_at"], name="ticket_org_status"),
             models.Index(fields=["organization", "assignee", "-created_at"], name="ticket_org_assignee"),
-            # Where a change list asked from a timestamp starts.
-            models.Index(fields=["organization", "updated_at"], name="ticket_org_updated"),
+            # A requester's tickets (solicitante_external_id, solicitante_email, a contact's list), newest first.
+            models.Index(fields=["organization", "requester", "-created_at", "-number"], name="ticket_org_requester"),
+            # Where a change list asked from a timestamp starts, atualizado_desde, and the orders by atualizado_em.
+            models.Index(fields=["organization", "updated_at", "number"], name="ticket_org_updated_number"),
         ]
 
     def __str__(self) -> str:

@@ -1,7 +1,8 @@
 """Hand-built JSON over the ORM: the SQL each hot path needs, and nothing else.
 
 Queries per request (transaction control included):
-  list / panel list   count, page (ticket + status + contact [+ assignee]), replies of the page
+  list / panel list   count, page (ticket + status + contact [+ assignee]), replies of the page; the
+                      partner's `external_id` and `solicitante_external_id` as plain ORM filters
   read one            ticket + status + contact, its public replies
   create              BEGIN, external_id lookup (id only), sequence UPDATE ... RETURNING, contact
                       INSERT ... ON CONFLICT (or e-mail lookup [+ INSERT]), ticket INSERT, COMMIT:
@@ -115,6 +116,12 @@ def _page_of_tickets(request, *, panel: bool) -> dict:
     page = int(request.GET.get("page", 1))
     per_page = int(request.GET.get("por_pagina", 15))
     tickets = Ticket.objects.filter(organization_id=ORGANIZATION)
+    if request.GET.get("external_id"):
+        tickets = tickets.filter(external_id=request.GET["external_id"])
+    if request.GET.get("solicitante_external_id"):
+        tickets = tickets.filter(
+            requester__organization_id=ORGANIZATION, requester__external_id=request.GET["solicitante_external_id"]
+        )
     search = request.GET.get("busca")
     if search:
         matches = (

@@ -299,6 +299,14 @@ SEMANTIC_REJECTIONS = {
     "ate": ("Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",),
 }
 SEMANTIC_REJECTIONS["desde"] += SEMANTIC_REJECTIONS["ate"]
+# The ticket list's times (issue 21): a date-time past what a database stores once in UTC (year 1 with a
+# positive offset, year 9999 with a negative one); and a cursor made for another `ordenacao`.
+for _field in ("atualizado_desde", "criado_desde", "criado_ate"):
+    SEMANTIC_REJECTIONS[_field] = SEMANTIC_REJECTIONS["ate"]
+SEMANTIC_REJECTIONS["cursor"] += (
+    "Este proximo_cursor é de outra ordenacao: use a mesma ordenacao em todas as páginas, ou deixe o cursor "
+    "vazio para começar do início.",
+)
 # Rejections whose message names the value refused: matched by their fixed beginning.
 SEMANTIC_REJECTION_PREFIXES = {
     # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
-from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketListQuery, TicketSummaryOut
+from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut
 from tickets.models import Priority, StatusCategory
 
 
@@ -34,7 +34,7 @@ class PanelTicketOut(TicketSummaryOut):
     respostas = PanelReplyOut(source="thread", many=True)
 
 
-class PanelTicketListQuery(TicketListQuery):
+class PanelTicketListQuery(TicketPageQuery):
     # Fields map to ticket_page's filters (source=), plus the page.
     status = serializers.UUIDField(source="status_id", required=False)
     atendente = serializers.UUIDField(source="assignee_id", required=False)

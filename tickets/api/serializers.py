@@ -1,19 +1,24 @@
 """Partner API shapes: TicketPublico, RespostaPublica and Atendente out, requests in."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.core import signing
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import EmailValidator
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api_framework.fields import EmailTextField, TextField
+from api_framework.fields import EmailTextField, InstantField, TextField
 from api_framework.pagination import PageQuery
+from api_framework.schema import EMAIL_PATTERN
 from foundation.feeds import CursorExpired, cursor_dumps, cursor_loads
 from foundation.retention import retention
 from helpdesk.api.avatars import avatar_url
 from tickets.exceptions import ChangesCursorExpired
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
+from tickets.selectors import DEFAULT_ORDER, ORDERS
 from tickets.services import RequesterData
 
 # Output serializers are the OpenAPI schema of the payloads built in tickets.payloads (and their oracle,
@@ -139,21 +144,68 @@ class ReplyIn(serializers.Serializer):
 
 LIST_CURSOR_SALT = "tickets.lista"
 BAD_LIST_CURSOR = "Informe o proximo_cursor de uma resposta anterior, ou deixe vazio para começar do início da lista."
+OTHER_ORDER_CURSOR = (
+    "Este proximo_cursor é de outra ordenacao: use a mesma ordenacao em todas as páginas, ou deixe o cursor vazio "
+    "para começar do início."
+)
+# `ordenacao`, as partners write it, and the list's order it names (tickets.selectors.ORDERS).
+ORDERINGS = {
+    "-criado_em": "-created_at",
+    "criado_em": "created_at",
+    "-atualizado_em": "-updated_at",
+    "atualizado_em": "updated_at",
+    "numero": "number",
+    "-numero": "-number",
+}
+DEFAULT_ORDERING = "-criado_em"
+_ORDERING_OF = {order: ordering for ordering, order in ORDERINGS.items()}
 
 
-def list_cursor(last: tuple, page: int, organization) -> str:
-    """Where the next page of the list starts, signed for this organization: (criado_em, numero) of
-    the last ticket read, and the next page's number."""
-    created_at, number = last
-    return signing.dumps([created_at.isoformat(), number, page], salt=f"{LIST_CURSOR_SALT}:{organization.pk}")
+def list_cursor(last: tuple, page: int, organization, order: str = DEFAULT_ORDER) -> str:
+    """Where the next page of the list starts, signed for this organization: the last ticket's place in the
+    order (order_place: (criado_em, numero) in the default order), the next page's number, and the
+    `ordenacao` when it is not the default (a default cursor reads exactly as before `ordenacao` existed)."""
+    values = [value.isoformat() if isinstance(value, datetime) else value for value in last]
+    ordering = _ORDERING_OF[order]
+    payload = [*values, page] if ordering == DEFAULT_ORDERING else [*values, page, ordering]
+    return signing.dumps(payload, salt=f"{LIST_CURSOR_SALT}:{organization.pk}")
 
 
 @dataclass(frozen=True)
 class ListPosition:
-    """A loaded list cursor: after this (created_at, number), on this page; `after` None at the start."""
+    """A loaded list cursor: after this place in the order of `ordering` (None at the start: any ordering), on
+    this page."""
 
     after: tuple | None
     page: int
+    ordering: str | None = None
+
+
+def _position(payload) -> ListPosition | None:
+    """A cursor's content as list_cursor wrote it, or None."""
+    if not isinstance(payload, list) or len(payload) < 3:
+        return None
+    ordering, values, page = DEFAULT_ORDERING, payload[:-1], payload[-1]
+    if isinstance(page, str) and page in ORDERINGS and page != DEFAULT_ORDERING:
+        ordering, values, page = page, payload[:-2], payload[-2]
+    columns = [name.lstrip("-") for name in ORDERS[ORDERINGS[ordering]]]
+    if type(page) is not int or len(values) != len(columns):
+        return None
+    after = []
+    for column, value in zip(columns, values, strict=True):
+        if column == "number":
+            if type(value) is not int:
+                return None
+            after.append(value)
+            continue
+        try:
+            moment = parse_datetime(value) if isinstance(value, str) else None
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            return None
+        after.append(moment)
+    return ListPosition(after=tuple(after), page=page, ordering=ordering)
 
 
 LIST_CURSOR_OUT = {
@@ -165,8 +217,10 @@ LIST_CURSOR_OUT = {
 }
 
 
-class TicketListQuery(PageQuery):
-    # Fields map to ticket_list_public's filters (source=), plus the page.
+class TicketPageQuery(PageQuery):
+    # What every ticket list takes (the partner's and the panel's): the page or the cursor, and the filters both
+    # doors have. Fields map to tickets.selectors.ticket_page's filters (source=).
+
     por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
     numero = serializers.IntegerField(source="number", required=False, min_value=1, max_value=2_147_483_647)
@@ -187,10 +241,19 @@ class TicketListQuery(PageQuery):
     )
 
     @classmethod
-    def from_request(cls, request, organization=None) -> "TicketListQuery":
+    def from_request(cls, request, organization=None) -> "TicketPageQuery":
         query = cls(data=request.query_params, context={"organization": organization})
         query.is_valid(raise_exception=True)
         return query
+
+    @property
+    def filters(self) -> dict:
+        return {name: value for name, value in super().filters.items() if name != "order"}
+
+    @property
+    def order(self) -> str:
+        """The list's order (tickets.selectors.ORDERS); newest first unless the query has `ordenacao`."""
+        return self.validated_data.get("order", DEFAULT_ORDER)
 
     @property
     def position(self) -> ListPosition | None:
@@ -202,13 +265,106 @@ class TicketListQuery(PageQuery):
             return ListPosition(after=None, page=1)
         salt = f"{LIST_CURSOR_SALT}:{self.context['organization'].pk}"
         try:
-            created_at, number, page = signing.loads(value, salt=salt)
-            moment = parse_datetime(created_at)
+            position = _position(signing.loads(value, salt=salt))
         except (signing.BadSignature, ValueError, TypeError, UnicodeError):
-            moment = None
-        if moment is None or type(number) is not int or type(page) is not int:
+            position = None
+        if position is None:
             raise serializers.ValidationError(BAD_LIST_CURSOR)
-        return ListPosition(after=(moment, number), page=page)
+        return position
+
+    def validate(self, attrs):
+        position = attrs.get("cursor")
+        order = attrs.get("order", DEFAULT_ORDER)
+        if position is not None and position.ordering is not None and ORDERINGS[position.ordering] != order:
+            raise serializers.ValidationError({"cursor": [OTHER_ORDER_CURSOR]})
+        return attrs
+
+
+class StatusCategoriesField(serializers.ListField):
+    """Repeatable (`?status=aberto&status=aguardando`): any of them; an empty one counts as absent."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.ChoiceField(choices=StatusCategory.choices), **kwargs)
+
+    def to_internal_value(self, data) -> tuple:
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        given = [value for value in data if value != ""]
+        unknown = [value for value in given if value not in StatusCategory.values]
+        if unknown:
+            message = serializers.ChoiceField.default_error_messages["invalid_choice"]
+            raise serializers.ValidationError([str(message).format(input=value) for value in unknown])
+        return tuple(dict.fromkeys(given))
+
+
+# An e-mail to look up: EmailTextField's rule, said by its pattern alone. Its EmailValidator would add
+# `format: email` to the schema, which fuzzers read more narrowly than RFC 5321 and the validator do (a quoted
+# local part at an address literal, `"a\\b"@[192.0.2.1]`, is an e-mail to both): a lookup that finds nothing
+# would pass for a schema-violating value accepted.
+@extend_schema_field({"type": "string", "pattern": EMAIL_PATTERN, "maxLength": 254})
+class EmailLookupField(TextField):
+    default_error_messages = {**TextField.default_error_messages, "email": "Informe um endereço de e-mail válido."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 254)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            EmailValidator()(value)
+        except DjangoValidationError:
+            self.fail("email")
+        return value
+
+
+class TicketListQuery(TicketPageQuery):
+    # The partner's list: the shared fields, the lookups, status categories, time windows and the order.
+    solicitante_external_id = TextField(
+        source="requester_external_id",
+        required=False,
+        allow_blank=True,
+        max_length=255,
+        help_text="Os tickets do solicitante com este `external_id` (busca exata).",
+    )
+    solicitante_email = EmailLookupField(
+        source="requester_email",
+        required=False,
+        help_text="Os tickets dos solicitantes com este e-mail (sem diferenciar maiúsculas).",
+    )
+    status = StatusCategoriesField(
+        source="status_categories",
+        required=False,
+        help_text="Só tickets com status destas categorias; repita o parâmetro para mais de uma (qualquer delas).",
+    )
+    atualizado_desde = InstantField(
+        source="updated_since",
+        required=False,
+        help_text="Só tickets com `atualizado_em` igual ou posterior a este instante (ISO 8601 com fuso).",
+    )
+    criado_desde = InstantField(
+        source="created_since",
+        required=False,
+        help_text="Só tickets com `criado_em` igual ou posterior a este instante (ISO 8601 com fuso).",
+    )
+    criado_ate = InstantField(
+        source="created_until",
+        required=False,
+        help_text="Só tickets com `criado_em` igual ou anterior a este instante (ISO 8601 com fuso).",
+    )
+    ordenacao = serializers.ChoiceField(
+        source="order",
+        choices=list(ORDERINGS),
+        required=False,
+        default=DEFAULT_ORDERING,
+        help_text=(
+            "A ordem da lista: `-criado_em` (padrão, do mais novo ao mais antigo), `criado_em`, `-atualizado_em`, "
+            "`atualizado_em`, `numero` ou `-numero`. No modo cursor, use a mesma em todas as páginas."
+        ),
+    )
+
+    def validate_ordenacao(self, value: str) -> str:
+        return ORDERINGS[value]
 
 
 # --- the change list -----------------------------------------------------------------------------

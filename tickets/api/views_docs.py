@@ -42,8 +42,10 @@ ticket_docs = extend_schema_view(
         operation_id="v1_tickets_list",
         tags=TAGS,
         description=(
-            "Tickets da organização, do mais novo ao mais antigo. `busca` procura, sem diferenciar maiúsculas, "
-            "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro."
+            "Tickets da organização, do mais novo ao mais antigo (ou na `ordenacao` pedida). Os filtros se "
+            "combinam: um ticket aparece só se atende a todos. `busca` procura, sem diferenciar maiúsculas, "
+            "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro; "
+            "`external_id`, `solicitante_external_id` e `solicitante_email` são buscas exatas pelos seus ids."
         ),
         parameters=[TicketListQuery],
         responses={
