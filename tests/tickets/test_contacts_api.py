@@ -4,6 +4,8 @@ read and corrected by the partner. A contact's tickets: tests/tickets/test_conta
 import uuid
 
 import pytest
+import schemathesis
+from django.test import Client
 
 from helpdesk.actors import SYSTEM
 from helpdesk.models import AuditRecord
@@ -19,6 +21,7 @@ from tests.assertions import (
 )
 from tests.contract import error_envelope
 from tests.factories import make_key, make_ticket, make_webhook
+from tests.test_openapi_conformance import assert_conforms
 from tickets.models import Contact
 from tickets.services import RequesterData, contact_anonymize, ticket_create
 
@@ -428,3 +431,22 @@ def test_any_key_of_the_organization_may_correct_a_contact(organization):
     other_key = bearer_client(make_key(organization, name="Outra integração"))
 
     assert_success(patch(other_key, person, {"nome": "Maria Silva"}), 200, "Contato atualizado.")
+
+
+# --- the answers are the ones the schema documents ---------------------------------------------------
+
+
+def test_contact_answers_conform_to_the_published_schema(partner, organization):
+    documented = schemathesis.openapi.from_dict(Client().get("/api/schema/?format=json").json())
+    bare = contact(organization, "João")
+    taken = contact(organization, "Maria", "maria@example.com", "11 5555", "cliente-42")
+    path = f"{URL}/{bare.pk}"
+
+    assert_conforms(documented, "GET", URL, partner.get(URL, {"telefone": "11 5555"}))
+    assert_conforms(documented, "GET", "/api/v1/contatos/{id}", partner.get(path))
+    assert_conforms(documented, "GET", "/api/v1/contatos/{id}", partner.get(f"{URL}/{uuid.uuid4()}"))
+    assert_conforms(documented, "PATCH", "/api/v1/contatos/{id}", patch(partner, bare, {"email": None}))
+    conflict = patch(partner, bare, {"external_id": taken.external_id})
+    assert assert_conforms(documented, "PATCH", "/api/v1/contatos/{id}", conflict)["status"] == 409
+    assert_conforms(documented, "PATCH", "/api/v1/contatos/{id}", patch(partner, bare, {"nome": ""}))
+    assert_conforms(documented, "GET", "/api/v1/contatos/{id}/tickets", partner.get(f"{path}/tickets"))
