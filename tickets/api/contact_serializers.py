@@ -1,11 +1,9 @@
 """Partner API shapes of contacts: Contato out, the list's query and the PATCH body in."""
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api_framework.fields import EmailTextField, TextField
 from api_framework.pagination import PageQuery
-from api_framework.schema import EMAIL_PATTERN
 from tickets.api.serializers import BlankAsNullField
 
 # Output serializers are the OpenAPI schema of the payloads built in tickets.payloads (and their oracle,
@@ -22,23 +20,13 @@ class PartnerContactOut(serializers.Serializer):
     atualizado_em = serializers.DateTimeField(source="updated_at")
 
 
-# The pattern is the rule (Django's EmailValidator, api_framework.schema); without `format: email`, which
-# schemathesis checks with a stricter validator of its own (it refuses a quoted local part with a control
-# character that Django, and the pattern, accept), and which would make an accepted filter look wrong.
-@extend_schema_field(
-    {"oneOf": [{"type": "string", "maxLength": 254, "pattern": EMAIL_PATTERN}, {"type": "string", "maxLength": 0}]}
-)
-class EmailQueryField(EmailTextField):
-    pass
-
-
 class ContactListQuery(PageQuery):
     # Fields map to contact_page's filters (source=), plus the page.
     por_pagina = serializers.IntegerField(required=False, default=15, min_value=1, max_value=100)
     external_id = TextField(
         required=False, allow_blank=True, max_length=255, help_text="O contato com este `external_id` (exato)."
     )
-    email = EmailQueryField(
+    email = EmailTextField(
         required=False, allow_blank=True, help_text="Os contatos com este e-mail, sem diferenciar maiúsculas."
     )
     telefone = TextField(
