@@ -91,6 +91,12 @@ class EnvelopeAutoSchema(AutoSchema):
     # Private drf-spectacular API: test_a_text_that_may_be_blank_has_one_pattern_not_a_one_of
     def _insert_field_validators(self, field, schema):
         super()._insert_field_validators(field, schema)
+        # An e-mail's rule is EMAIL_PATTERN (Django's EmailValidator). drf-spectacular also writes
+        # `format: email`, which validators check by rules of their own: schemathesis refuses a quoted
+        # local part with a control character that Django accepts, and took the 200 for a bug.
+        for branch in (schema, *schema.get("oneOf", ())):
+            if branch.get("pattern") == EMAIL_PATTERN and branch.get("format") == "email":
+                branch.pop("format")
         # drf-spectacular offers "" beside any patterned text that may be blank; NO_NUL admits ""
         # already, and `oneOf` would then refuse "" for matching both.
         branches = schema.get("oneOf")

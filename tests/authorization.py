@@ -64,6 +64,7 @@ ID_KINDS = {
     "/api/webhooks": "webhook",
     "/api/api-keys": "credential",
     "/api/contatos": "contact",
+    "/api/v1/contatos": "contact",
 }
 PARAM_KINDS = {"resposta": "reply", "entrega": "delivery"}
 
@@ -302,6 +303,12 @@ BODIES = {
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
     "POST /api/v1/tickets/{id}/resolver": lambda world: None,
     "POST /api/v1/tickets/{id}/reabrir": lambda world: None,
+    "PATCH /api/v1/contatos/{id}": lambda world: {
+        "nome": "Intruso",
+        "email": world.a.ticket.requester.email,
+        "telefone": "+55 11 5555-0000",
+        "external_id": world.a.ticket.requester.external_id,
+    },
     "POST /api/api-keys": lambda world: {"nome": "Integração"},
     "POST /api/webhooks": lambda world: {
         "nome": "Intruso",
@@ -352,6 +359,10 @@ SUCCESS = {
     "POST /api/v1/tickets/{id}/anexos": (201, "Anexo enviado."),
     "GET /api/v1/atendentes": (200, "Atendentes listados."),
     "GET /api/v1/eventos": (200, "Eventos listados."),
+    "GET /api/v1/contatos": (200, "Contatos listados."),
+    "GET /api/v1/contatos/{id}": (200, "Contato encontrado."),
+    "PATCH /api/v1/contatos/{id}": (200, "Contato atualizado."),
+    "GET /api/v1/contatos/{id}/tickets": (200, "Tickets listados."),
     "GET /api/api-keys": (200, "Credenciais listadas."),
     "POST /api/api-keys": (201, "Credencial criada. Guarde a chave: ela não será exibida novamente."),
     "DELETE /api/api-keys/{id}": (200, "Credencial revogada."),

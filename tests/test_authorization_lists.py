@@ -238,6 +238,49 @@ def test_contact_export_has_only_the_callers_data(world):
     assert not leaked, f"organization A's data in B's export: {leaked}"
 
 
+# (query, B's contacts it must find): each query also matches A's contacts, or names A's values.
+PARTNER_CONTACT_QUERIES = {
+    "all": ({}, lambda a, b: b.organization.contacts.all()),
+    "external_id of A's requester": ({"external_id": lambda a, b: a.ticket.requester.external_id}, lambda a, b: []),
+    "email of A's requester": ({"email": lambda a, b: a.ticket.requester.email}, lambda a, b: []),
+    "busca of A's marker": ({"busca": lambda a, b: a.marker.lower()}, lambda a, b: []),
+    "busca of A's requester e-mail": ({"busca": lambda a, b: a.ticket.requester.email}, lambda a, b: []),
+    "busca of a word both use": ({"busca": "CONFIDENCIAL"}, lambda a, b: b.organization.contacts.all()),
+    "busca of a name both use": ({"busca": "Cliente"}, lambda a, b: [b.ticket.requester]),
+    "external_id both have": (
+        {"external_id": lambda a, b: b.ticket.requester.external_id},
+        lambda a, b: [b.ticket.requester],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PARTNER_CONTACT_QUERIES)
+def test_partner_contact_list_finds_only_the_callers_contacts(world, case):
+    query, expected = PARTNER_CONTACT_QUERIES[case]
+    # A holds a namesake of B's requester too: same name, e-mail and external id.
+    person = world.b.ticket.requester
+    make_ticket(
+        world.a.organization,
+        subject=f"Gêmeo {world.a.marker}",
+        requester=RequesterData(name=person.name, email=person.email, external_id=person.external_id),
+    )
+
+    response = world.b.client(PARTNER).get("/api/v1/contatos", query_of(query, world))
+
+    assert_exactly(response, "Contatos listados.", expected(*a_and_b(world)), world)
+
+
+@pytest.mark.parametrize("case", PARTNER_TICKET_QUERIES)
+def test_a_contacts_tickets_are_only_the_callers_tickets_of_that_contact(world, case):
+    query, expected = PARTNER_TICKET_QUERIES[case]
+    person = world.b.ticket.requester
+
+    response = world.b.client(PARTNER).get(f"/api/v1/contatos/{person.pk}/tickets", query_of(query, world))
+
+    mine = [ticket for ticket in expected(*a_and_b(world)) if ticket.requester_id == person.pk]
+    assert_exactly(response, "Tickets listados.", mine, world)
+
+
 LIST_TESTS = {
     "/api/v1/tickets": test_partner_ticket_list_finds_only_the_callers_tickets,
     "/api/v1/tickets/alteracoes": test_change_list_has_only_the_callers_tickets_whatever_the_start,
@@ -252,6 +295,8 @@ LIST_TESTS = {
     "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/auditoria": test_audit_trail_has_only_the_callers_records,
     "/api/contatos/{id}/exportar": test_contact_export_has_only_the_callers_data,
+    "/api/v1/contatos": test_partner_contact_list_finds_only_the_callers_contacts,
+    "/api/v1/contatos/{id}/tickets": test_a_contacts_tickets_are_only_the_callers_tickets_of_that_contact,
 }
 
 

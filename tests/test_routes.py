@@ -21,6 +21,9 @@ ROUTES = {
     "/api/v1/atendentes": ("GET",),
     "/api/v1/atendentes/avatar/{token}": ("GET",),
     "/api/v1/eventos": ("GET",),
+    "/api/v1/contatos": ("GET",),  # issue 21: contacts
+    "/api/v1/contatos/{id}": ("GET", "PATCH"),
+    "/api/v1/contatos/{id}/tickets": ("GET",),
     "/api/api-keys": ("GET", "POST"),
     "/api/api-keys/{id}": ("DELETE",),
     "/api/webhooks": ("GET", "POST"),

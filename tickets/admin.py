@@ -447,6 +447,10 @@ class ContactAdmin(OrganizationScopedAdmin):
     ordering = ["name"]
     refused = ("add",)  # contacts are created with the tickets of their requesters
 
+    def has_change_permission(self, request, obj=None):
+        # An anonymised person's data does not come back (contact_update refuses): the page is read-only.
+        return super().has_change_permission(request, obj) and (obj is None or obj.anonymized_at is None)
+
     def save_model(self, request, obj, form, change):
         """Through the service: the requester's tickets move in the change list."""
         data = form.cleaned_data

@@ -94,14 +94,20 @@ def attachment_added(sender, attachment, actor, **kwargs) -> None:
     )
 
 
+# A contact's fields as the API names them (Contato), for `campos` of `contato.atualizado`.
+CONTACT_FIELDS = {"name": "nome", "email": "email", "phone": "telefone", "external_id": "external_id"}
+
+
 @receiver(signals.contact_updated, dispatch_uid="tickets.audit.contact_updated")
 def contact_updated(sender, contact, changed, actor, **kwargs) -> None:
+    """Which fields changed, never their values (a person's data, as for `contato.anonimizado`)."""
+    fields = [CONTACT_FIELDS[name] for name in changed] if changed is not None else None
     audit_record(
         "contato.atualizado",
         organization_id=contact.organization_id,
         resource_type="contato",
         resource_id=contact.pk,
-        changes={"campos": change(None, changed)},
+        changes={"campos": change(None, fields)},
     )
 
 

@@ -58,6 +58,21 @@ class ContactNotFound(NotFound):
     detail = "Contato inexistente nesta organização."
 
 
+class ContactExternalIdTaken(Conflict):
+    message = "Já existe um contato com este external_id."
+    field = "external_id"
+    detail = "Outro contato desta organização já tem este external_id."
+
+
+class ContactAnonymized(Conflict):
+    message = "Contato anonimizado."
+    field = "id"
+    detail = (
+        "Os dados desta pessoa foram apagados a pedido dela e não voltam a este contato; "
+        "um novo ticket da pessoa cria um contato novo."
+    )
+
+
 class StatusNotFound(NotFound):
     message = "Status não encontrado."
     field = "status_id"

@@ -3,11 +3,28 @@
 import uuid
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import NullIf, Replace
 from django.utils import timezone
 
 from foundation.feeds import ChangeSequenceDefault, ChangeTransaction, WrittenOnce, change_fields
 from helpdesk.models import Agent, Organization
+
+# What a phone number may be written with that does not change it: "+55 (11) 9999-0000" is "+551199990000".
+PHONE_SEPARATORS = (" ", "-", ".", "(", ")")
+
+
+def _without(characters, expression):
+    for character in characters:
+        expression = Replace(expression, Value(character), Value(""))
+    return expression
+
+
+def phone_normalize(value: str) -> str:
+    """A phone as Contact.phone_normalized holds it (without PHONE_SEPARATORS), to compare with it."""
+    for character in PHONE_SEPARATORS:
+        value = value.replace(character, "")
+    return value
 
 
 class Contact(models.Model):
@@ -26,6 +43,14 @@ class Contact(models.Model):
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
     # Set once by contact_anonymize (a data-subject request): the person's data is gone, for good.
     anonymized_at = models.DateTimeField("anonimizado em", null=True, blank=True, editable=False)
+    # What the partner API's `telefone` filter compares: computed by the database on
+    # every write, whatever writes the row (a service, a raw upsert, a bulk load); NULL without a phone.
+    phone_normalized = models.GeneratedField(
+        expression=NullIf(_without(PHONE_SEPARATORS, models.F("phone")), Value("")),
+        output_field=models.CharField(max_length=32, null=True),
+        db_persist=True,
+        verbose_name="telefone normalizado",
+    )
 
     # What an anonymised contact shows (docs/decisions.md, "Data-subject requests").
     ANONYMOUS_NAME = "Contato anonimizado"
@@ -40,7 +65,12 @@ class Contact(models.Model):
                 name="contact_org_external_id_unique",
             )
         ]
-        indexes = [models.Index(fields=["organization", "email"], name="contact_org_email")]
+        indexes = [
+            models.Index(fields=["organization", "email"], name="contact_org_email"),
+            # The partner API's contact list (newest first) and its `telefone` filter.
+            models.Index(fields=["organization", "-created_at", "-id"], name="contact_org_newest"),
+            models.Index(fields=["organization", "phone_normalized"], name="contact_org_phone"),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -57,6 +57,7 @@ ATTACHMENT_COLUMNS = ("id", "name", "content_type", "size", "reply_id", "created
 PANEL_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "reply__is_internal")
 EXPORTED_ATTACHMENT_COLUMNS = (*ATTACHMENT_COLUMNS, "ticket_id")
 AGENT_COLUMNS = ("id", "name", "avatar")
+CONTACT_COLUMNS = ("id", "name", "email", "phone", "external_id", "created_at", "updated_at")
 
 
 def iso(value) -> str | None:
@@ -247,8 +248,28 @@ def agent_ref(agent_id, name: str) -> dict:
     return {"id": str(agent_id), "nome": name}
 
 
+def contact_partner(row) -> dict:
+    """Contato, as the partner API shows it (PartnerContactOut), from a CONTACT_COLUMNS row: optional values
+    it lacks are null, as in a ticket's `solicitante`. An anonymised contact shows its neutral values."""
+    return {
+        "id": str(row.id),
+        "nome": row.name,
+        "email": row.email or None,
+        "telefone": row.phone or None,
+        "external_id": row.external_id or None,
+        "criado_em": iso(row.created_at),
+        "atualizado_em": iso(row.updated_at),
+    }
+
+
+def contact_row(contact: Contact) -> tuple:
+    """The CONTACT_COLUMNS row of a contact in hand (after a write)."""
+    return row_of(contact, CONTACT_COLUMNS)
+
+
 def contact_public(contact: Contact) -> dict:
-    """The contact as the management API shows it (ContatoOut), and `contato.anonimizado` carries it."""
+    """The contact as the management API's data-subject requests show it (ContactOut: with `anonimizado_em`),
+    and `contato.anonimizado` carries it. The partner API's Contato is contact_partner."""
     return {
         "id": str(contact.pk),
         "nome": contact.name,

@@ -26,7 +26,7 @@ from django.db.models import (
 from django.db.models.expressions import ExpressionWrapper
 from django.db.models.functions import Coalesce
 
-from api_framework.pagination import Page
+from api_framework.pagination import Page, paginate
 from foundation.feeds import START, Position, feed_end, horizon_expression, page_after
 from foundation.rows import row_type
 from helpdesk.models import AuditRecord, Organization
@@ -42,6 +42,7 @@ from tickets.models import (
     TicketSequence,
     TicketStatus,
     TicketTombstone,
+    phone_normalize,
 )
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ def _search_condition(organization: Organization, search: str) -> Q:
     the indexes (few matches) or walk the newest-first index and stop at the page (many).
     """
     contacts = Contact.objects.filter(organization=organization)
-    contacts = contacts.filter(Q(name__icontains=search) | Q(email__icontains=search)).order_by().values("pk")
+    contacts = contacts.filter(_contact_search_condition(search)).order_by().values("pk")
     if connection.vendor == "postgresql" and len(search) >= TRIGRAM:
         by_requester = Q(_EqualsAny(F("requester_id"), ArraySubquery(contacts)))
     else:  # trigrams cannot help a shorter term: a hashed IN beats a long array compared row by row
@@ -155,6 +156,12 @@ def _search_condition(organization: Organization, search: str) -> Q:
     if _TICKET_NUMBER_RE.fullmatch(search):
         condition |= Q(number=int(search))
     return condition
+
+
+def _contact_search_condition(search: str) -> Q:
+    """A case-insensitive substring of the contact's name or e-mail (trigram indexes of
+    tickets.migrations.0003 on PostgreSQL)."""
+    return Q(name__icontains=search) | Q(email__icontains=search)
 
 
 def ticket_list_public(
@@ -438,6 +445,39 @@ def ticket_get(*, organization: Organization, ticket_id, queryset: QuerySet[Tick
 def contact_get(*, organization: Organization, contact_id) -> Contact:
     """Another organization's contact answers exactly like a missing one."""
     return object_by_id(Contact.objects.filter(organization=organization), contact_id, missing=ContactNotFound)
+
+
+def contact_row_get(*, organization: Organization, contact_id, columns: tuple) -> tuple:
+    """The contact as a named row of `columns`; another organization's answers exactly like a missing one."""
+    rows = Contact.objects.values_list(*columns, named=True)
+    return object_by_id(rows.filter(organization=organization), contact_id, missing=ContactNotFound)
+
+
+def contact_page(
+    *,
+    organization: Organization,
+    page: int,
+    per_page: int,
+    columns: tuple,
+    external_id: str | None = None,
+    email: str | None = None,
+    phone: str | None = None,
+    search: str | None = None,
+) -> Page:
+    """A page of the organization's contacts, newest first, as named rows of `columns`: two statements (the
+    count, the page) whatever the filters, which combine with AND, each answered by an index that starts with
+    the organization (docs/performance.md). `email` is compared as stored (lower-cased, contact_upsert);
+    `phone` without the separators a phone may be written with (Contact.phone_normalized)."""
+    contacts = Contact.objects.filter(organization=organization)
+    if external_id:
+        contacts = contacts.filter(external_id=external_id)
+    if email:
+        contacts = contacts.filter(email=email.strip().lower())
+    if phone:
+        contacts = contacts.filter(phone_normalized=phone_normalize(phone))
+    if search:
+        contacts = contacts.filter(_contact_search_condition(search))
+    return paginate(contacts.order_by("-created_at", "-id"), page=page, per_page=per_page, columns=columns)
 
 
 def ticket_row_get(*, organization: Organization, ticket_id, columns: tuple) -> tuple:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
@@ -27,7 +27,14 @@ from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import agent_get
 from tickets import signals
-from tickets.exceptions import ReplyNotEditable, StatusUnavailable, TicketClosed, TicketNotFound
+from tickets.exceptions import (
+    ContactAnonymized,
+    ContactExternalIdTaken,
+    ReplyNotEditable,
+    StatusUnavailable,
+    TicketClosed,
+    TicketNotFound,
+)
 from tickets.models import (
     Attachment,
     AttachmentSender,
@@ -226,7 +233,14 @@ def contact_upsert(*, organization: Organization, requester: RequesterData, acto
 
 def _contact_save(contact: Contact, changed: list[str], actor: Actor) -> None:
     """A contact's shown data changed: every ticket it asked moves in the change list (solicitante)."""
-    contact.save(update_fields=[*changed, "updated_at"])
+    if "external_id" in changed:
+        try:
+            with transaction.atomic():  # a savepoint: the refused UPDATE leaves the request's transaction usable
+                contact.save(update_fields=[*changed, "updated_at"])
+        except IntegrityError:  # the one unique constraint a contact's UPDATE can break: (organization, external_id)
+            raise ContactExternalIdTaken() from None
+    else:
+        contact.save(update_fields=[*changed, "updated_at"])
     tickets_touch(tickets=Ticket.objects.filter(requester=contact))
     signals.contact_updated.send(sender=Contact, contact=contact, changed=changed, actor=actor)
 
@@ -605,18 +619,31 @@ def tombstones_purge_expired(*, now=None) -> int:
 # --- what tickets show from other rows: the requester and the status -----------------------------
 
 
-def contact_update(*, contact: Contact, actor: Actor, name=UNCHANGED, email=UNCHANGED, phone=UNCHANGED) -> Contact:
-    """An edit of a requester's data (the admin's contact page): every ticket it asked shows it as
-    `solicitante`, so they all move in the change list. E-mails are stored as contact_upsert stores them."""
-    values = {"name": name, "email": email, "phone": phone}
+def contact_update(
+    *, contact: Contact, actor: Actor, name=UNCHANGED, email=UNCHANGED, phone=UNCHANGED, external_id=UNCHANGED
+) -> Contact:
+    """An edit of a requester's data (the admin's contact page, PATCH /api/v1/contatos/{id}): every ticket
+    it asked shows it as `solicitante`, so they all move in the change list. E-mails are stored as
+    contact_upsert stores them; None clears e-mail, phone and external_id.
+
+    An external_id another contact of the organization has is refused by the unique constraint itself (a
+    check first would let two concurrent edits both pass it). An anonymised contact is not edited: the
+    person's data must not come back to the tickets they asked (docs/decisions.md, "Contacts")."""
+    values = {"name": name, "email": email, "phone": phone, "external_id": external_id}
     given = {field: value for field, value in values.items() if value is not UNCHANGED}
     if "email" in given:
         given["email"] = (given["email"] or "").strip().lower()
     if "phone" in given:
         given["phone"] = given["phone"] or ""
+    if "external_id" in given:
+        given["external_id"] = given["external_id"] or None
     _contact_check(given)
     with transaction.atomic(savepoint=False):
+        # Under its row lock: an anonymisation committed meanwhile is seen, never written over.
+        contact = Contact.objects.select_for_update().get(pk=contact.pk)
         changed = [field for field, value in given.items() if getattr(contact, field) != value]
+        if changed and contact.anonymized_at is not None:
+            raise ContactAnonymized()
         for field in changed:
             setattr(contact, field, given[field])
         if changed:
@@ -706,6 +733,8 @@ def _contact_check(values: dict) -> None:
             errors["email"] = ["Informe um endereço de e-mail válido."]
     if len(values.get("phone") or "") > 32:
         errors["telefone"] = ["Certifique-se de que este campo não tenha mais de 32 caracteres."]
+    if len(values.get("external_id") or "") > 255:
+        errors["external_id"] = ["Certifique-se de que este campo não tenha mais de 255 caracteres."]
     if errors:
         raise ValidationFailed(errors)
 

@@ -4,12 +4,13 @@ requester or their status changes, so those tickets move in the change list (GET
 import pytest
 from django.urls import reverse
 
+from helpdesk.actors import SYSTEM
 from helpdesk.models import AuditRecord
 from tests.admin.test_admin_tickets import form_values
 from tests.assertions import assert_success
 from tests.factories import make_ticket, status_of
 from tickets.models import Contact, StatusCategory, TicketStatus
-from tickets.services import RequesterData, ticket_update
+from tickets.services import RequesterData, contact_anonymize, ticket_update
 
 CHANGES = "/api/v1/tickets/alteracoes"
 
@@ -60,6 +61,23 @@ def test_a_contact_saved_unchanged_in_the_admin_moves_nothing(staff, partner, or
 
     assert response.status_code == 302
     assert drain(partner, cursor)[0] == []
+
+
+def test_an_anonymised_contacts_page_is_read_only_and_a_post_changes_nothing(staff, organization):
+    """contact_update refuses an anonymised contact (issue 21): its page offers no form to save."""
+    make_ticket(organization, requester=RequesterData(name="Maria", email="maria@example.test", external_id="m"))
+    contact = Contact.objects.get(external_id="m")
+    contact_anonymize(contact=contact, actor=SYSTEM)
+    url = reverse("admin:tickets_contact_change", args=[contact.pk])
+
+    page = staff.get(url)
+    refused = staff.post(url, {"name": "Maria", "email": "maria@example.test", "phone": "", "_save": "Salvar"})
+
+    assert page.status_code == 200
+    assert b'name="_save"' not in page.content
+    assert refused.status_code == 403
+    contact.refresh_from_db()
+    assert (contact.name, contact.email) == (Contact.ANONYMOUS_NAME, "")
 
 
 def test_a_status_recoloured_in_the_admin_moves_the_tickets_that_show_it(staff, partner, organization):

@@ -56,7 +56,9 @@ def _bearer(case, token: str) -> None:
     case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
 
 
-@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(path_regex=r"^/api/v1/(tickets.*|atendentes|eventos)$")
+@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(
+    path_regex=r"^/api/v1/(tickets.*|atendentes|eventos|contatos.*)$"
+)
 class PartnerKey:
     def get(self, case, context):
         return FIXTURES["partner_key"]

@@ -33,8 +33,9 @@ ARTIFACTS = ROOT / "test-artifacts"
 OTHER_PASSWORD = "fuzz-Outra-senha-456"
 EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvido"]
 # Operations without any input: every request is the same one, a handful says all there is to say.
-# Operations on an id no API answer shows (a contact's is on its admin page): the fuzzer reaches their 404s
-# and refusals; their 200s are tested in tests/integrations/test_data_subject_requests.py.
+# The data-subject operations on a contact: its id is listed by GET /api/v1/contatos since issue 21, but it is
+# left unseeded there, so the fuzzer never anonymises the contacts the partner's contact operations rely on. The
+# fuzzer reaches their 404s and refusals; their 200s are tested in tests/integrations/test_data_subject_requests.py.
 WITHOUT_A_KNOWN_ID = {"GET /api/contatos/{id}/exportar", "POST /api/contatos/{id}/anonimizar"}
 WITHOUT_INPUT = {"GET /api/api-keys", "GET /api/webhooks", "GET /api/ticket-status", "GET /api/health"}
 SMOKE_EXAMPLES = 5
@@ -116,6 +117,16 @@ class Organization:
             for reply in (public, note, customer):
                 self.add("PATCH /api/tickets/{id}/respostas/{resposta}", id=tid, resposta=reply["id"])
 
+    def seed_contacts(self) -> None:
+        """The contacts the seeded tickets made, as the partner lists them (issue 21)."""
+        for contact in self.partner("GET", "/api/v1/contatos?por_pagina=100")["data"]:
+            for label in (
+                "GET /api/v1/contatos/{id}",
+                "PATCH /api/v1/contatos/{id}",
+                "GET /api/v1/contatos/{id}/tickets",
+            ):
+                self.add(label, id=contact["id"])
+
     def webhook(self, name: str, url: str, *, paths=True) -> dict:
         webhook = self.panel("POST", "/api/webhooks", {"nome": name, "url": url, "eventos": EVENTS})
         if paths:
@@ -191,6 +202,8 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
 
     a.seed_tickets("a", states=("aberto", "aguardando", "resolvido", "fechado"))
     b.seed_tickets("b")
+    a.seed_contacts()
+    b.seed_contacts()
 
     # An agent with a photo (a signed avatar URL) beside the admin, who is an agent too.
     stack.manage(

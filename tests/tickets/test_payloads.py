@@ -20,6 +20,7 @@ from helpdesk.actors import SYSTEM
 from tests.attachments.samples import TEXT, upload_file
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, png_file, status_of
 from tickets.api.attachment_serializers import AttachmentEventOut, AttachmentOut, PanelAttachmentOut
+from tickets.api.contact_serializers import PartnerContactOut
 from tickets.api.panel_serializers import PanelReplyOut, PanelTicketOut
 from tickets.api.serializers import (
     AgentOut,
@@ -30,10 +31,11 @@ from tickets.api.serializers import (
     TicketSummaryOut,
 )
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
-from tickets.models import Attachment, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
+from tickets.models import Attachment, Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
 from tickets.payloads import (
     AGENT_COLUMNS,
     ATTACHMENT_COLUMNS,
+    CONTACT_COLUMNS,
     PANEL_ATTACHMENT_COLUMNS,
     PANEL_TICKET_COLUMNS,
     TICKET_COLUMNS,
@@ -42,6 +44,8 @@ from tickets.payloads import (
     attachment_row,
     attachments_panel,
     attachments_public,
+    contact_partner,
+    contact_row,
     reply_panel,
     reply_public,
     reply_row,
@@ -54,7 +58,14 @@ from tickets.payloads import (
     tickets_public,
     tombstone_public,
 )
-from tickets.services import RequesterData, reply_edit_as_agent, reply_edit_as_customer, ticket_delete, ticket_update
+from tickets.services import (
+    RequesterData,
+    contact_update,
+    reply_edit_as_agent,
+    reply_edit_as_customer,
+    ticket_delete,
+    ticket_update,
+)
 
 TEXTS = ["Simples", "Acentuação: ção, ÁÉÍÓÚ", "emoji 🎫", 'aspas "duplas" e \\ barra', "linha\nnova\u2028sep"]
 NEWEST_FIRST = ("-created_at", "-number")
@@ -75,6 +86,7 @@ def test_each_payload_is_byte_for_byte_what_its_serializer_describes(generated):
     agent_rows = organization.agents.order_by("name", "id")
     tombstones = list(TicketTombstone.objects.filter(organization=organization).order_by("number"))
     statuses = list(TicketStatus.objects.filter(organization=organization).order_by("position", "name"))
+    contact_rows = Contact.objects.filter(organization=organization).order_by("-created_at", "-id")
 
     with mock.patch.object(signing.time, "time", return_value=1_800_000_000):  # one signing instant for both
         pairs = {
@@ -139,6 +151,14 @@ def test_each_payload_is_byte_for_byte_what_its_serializer_describes(generated):
                 DeletedTicketOut(tombstones, many=True).data,
             ),
             "a status": ([status_public(status) for status in statuses], StatusOut(statuses, many=True).data),
+            "Contato from rows": (
+                [contact_partner(row) for row in _rows(contact_rows, CONTACT_COLUMNS)],
+                PartnerContactOut(list(contact_rows), many=True).data,
+            ),
+            "Contato in hand": (
+                [contact_partner(contact_row(contact)) for contact in made["contacts"]],
+                PartnerContactOut(_stored(*made["contacts"]), many=True).data,
+            ),
         }
 
     _assert_every_variant_is_there(pairs)
@@ -152,7 +172,7 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     thread = [reply for ticket in tickets for reply in ticket["respostas"]]
     files = pairs["the panel's attachment from rows"][0]
 
-    assert len(tickets) == 123
+    assert len(tickets) == 125
     assert all(built for built, _described in pairs.values())
     assert {reply["interna"] for reply in thread} == {True, False}
     assert {reply["editado"] for reply in thread} == {True, False}
@@ -164,6 +184,9 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     assert {file["interna"] for file in files} == {True, False}
     assert {file["resposta_id"] is None for file in files} == {True, False}
     assert {agent["avatar_url"] is None for agent in pairs["Atendente"][0]} == {True, False}
+    for optional in ("email", "telefone", "external_id"):
+        assert {contact[optional] is None for contact in pairs["Contato from rows"][0]} == {True, False}, optional
+        assert {contact[optional] is None for contact in pairs["Contato in hand"][0]} == {True, False}, optional
 
 
 # --- the generated organization -----------------------------------------------------------------
@@ -247,8 +270,16 @@ def _made_now(organization, agents) -> dict:
     )
     edited = reply_edit_as_agent(reply=public, agent=agents[1], body="Resposta editada")
     edited_by_customer = reply_edit_as_customer(reply=customer, body="Segue a foto, editada")
+    corrected = [
+        contact_update(contact=make_ticket(organization).requester, actor=SYSTEM, **change)
+        for change in (
+            {"name": "Bia Souza", "email": None, "phone": "+55 (11) 5555-0000"},
+            {"email": "Bia@Example.test", "phone": None, "external_id": None},
+        )
+    ]
     return {
         "new": new,
+        "contacts": corrected,
         "updated": updated,
         "replies": [note, edited, edited_by_customer],
         "attachments": [by_partner, alone, *note_files, *public_files],
@@ -280,6 +311,7 @@ def _stored(*objects) -> list:
         Ticket: _with_threads(Ticket.objects.all()),
         Reply: Reply.objects.select_related(*AUTHORS),
         Attachment: Attachment.objects.select_related("reply"),
+        Contact: Contact.objects.all(),
     }
     stored = readers[type(objects[0])].in_bulk([obj.pk for obj in objects])
     return [stored[obj.pk] for obj in objects]
