@@ -171,11 +171,12 @@ TICKET_BY_EXTERNAL_ID_SQL = model_sql(
 
 
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
-    """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket."""
+    """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket (with
+    its assignee: the `atendente` block shows it without another statement)."""
     with connection.cursor() as cursor:
         cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
         found = cursor.fetchone()
-    return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
+    return Ticket.objects.select_related("status", "requester", "assignee").get(pk=found[0]) if found else None
 
 
 NEXT_NUMBER_SQL = model_sql(

@@ -78,8 +78,9 @@ class PartnerViewSet(EnvelopeViewSet):
                 raise _ReplayStored(self._idempotency)
 
     def request_fingerprint(self, request) -> str:
-        """What makes two requests with one Idempotency-Key the same request: the JSON body, or an
-        upload's fields and files (each file by its SHA-256, computed while it streamed)."""
+        """What makes two requests with one Idempotency-Key the same request: the path with its query string
+        (`incluir` shapes the answer), and the JSON body, or an upload's fields and files (each file by its
+        SHA-256, computed while it streamed)."""
         if self.action in self.upload_actions:
             self.read_upload(request)
             fields = {name: request.data.getlist(name) for name in request.data if name not in request.FILES}
@@ -88,8 +89,8 @@ class PartnerViewSet(EnvelopeViewSet):
                 for field, uploads in request.FILES.lists()
                 for upload in uploads
             ]
-            return multipart_fingerprint(request.method, request.path, fields, files)
-        return fingerprint(request.method, request.path, raw_body(request))
+            return multipart_fingerprint(request.method, request.get_full_path(), fields, files)
+        return fingerprint(request.method, request.get_full_path(), raw_body(request))
 
     def read_upload(self, request) -> None:
         """Upload actions: check what can be checked before the body, then read it (streamed)."""

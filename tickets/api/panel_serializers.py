@@ -38,6 +38,7 @@ class PanelTicketListQuery(TicketListQuery):
     # Fields map to ticket_page's filters (source=), plus the page.
     status = serializers.UUIDField(source="status_id", required=False)
     atendente = serializers.UUIDField(source="assignee_id", required=False)
+    incluir = None  # the panel's ticket has its assignee already; `incluir` blocks are the partner API's
 
 
 class PanelReplyIn(serializers.Serializer):

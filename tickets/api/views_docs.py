@@ -7,13 +7,14 @@ from api_framework.schema import envelope, errors, page_of
 from tickets.api.serializers import (
     LIST_CURSOR_OUT,
     AgentOut,
+    BlocksQuery,
     ReplyIn,
     ReplyPublicOut,
     TicketChangesOut,
     TicketChangesQuery,
     TicketCreateIn,
     TicketListQuery,
-    TicketPublicOut,
+    TicketPublicWithBlocksOut,
 )
 
 TAGS = ["Parceiros v1"]
@@ -42,7 +43,9 @@ ticket_docs = extend_schema_view(
         ),
         parameters=[TicketListQuery],
         responses={
-            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut, **LIST_CURSOR_OUT))
+            200: envelope(
+                "TicketsListados", page_of("PaginaTicketPublico", TicketPublicWithBlocksOut, **LIST_CURSOR_OUT)
+            )
         },
     ),
     create=extend_schema(
@@ -52,12 +55,12 @@ ticket_docs = extend_schema_view(
             "Cria um ticket em nome do solicitante, que vira um contato da organização (reaproveitado pelo "
             "`external_id` do solicitante ou, sem ele, pelo e-mail)."
         ),
-        parameters=[IDEMPOTENCY_KEY],
+        parameters=[IDEMPOTENCY_KEY, BlocksQuery],
         request=TicketCreateIn,
         responses={
-            201: OpenApiResponse(envelope("TicketCriado", TicketPublicOut), description="Ticket criado."),
+            201: OpenApiResponse(envelope("TicketCriado", TicketPublicWithBlocksOut), description="Ticket criado."),
             200: OpenApiResponse(
-                envelope("TicketExistente", TicketPublicOut),
+                envelope("TicketExistente", TicketPublicWithBlocksOut),
                 description="A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado.",
             ),
             **errors(409, descriptions={409: "Requisição com o mesmo Idempotency-Key ainda em andamento."}),
@@ -86,8 +89,9 @@ ticket_docs = extend_schema_view(
         operation_id="v1_tickets_retrieve",
         tags=TAGS,
         description="Um ticket com as suas respostas públicas (notas internas nunca aparecem).",
+        parameters=[BlocksQuery],
         responses={
-            200: envelope("TicketEncontrado", TicketPublicOut),
+            200: envelope("TicketEncontrado", TicketPublicWithBlocksOut),
             **errors(404, descriptions={404: TICKET_NOT_FOUND}),
         },
     ),
