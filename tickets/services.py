@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import connection, transaction
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from foundation.db import db_value, model_sql
@@ -389,12 +389,14 @@ def ticket_update(
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         before = (ticket.status, ticket.priority, ticket.assignee)
-        visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
-        hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
-        if visible:
-            ticket.save(update_fields=[*visible, *hidden, "updated_at"])
-        elif hidden:
-            ticket.save(update_fields=hidden)
+        # The assignee is partner-visible too: the `atendente` block of `incluir` shows it (issue 21).
+        changed = [
+            *_apply_status(ticket, status),
+            *_apply_priority(ticket, priority),
+            *_apply_assignee(ticket, assignee, unassign),
+        ]
+        if changed:
+            ticket.save(update_fields=[*changed, "updated_at"])
         _announce_changes(ticket, *before, actor=actor)
     return ticket
 
@@ -706,9 +708,10 @@ def status_delete(*, status: TicketStatus) -> None:
 
 
 def tickets_of_agent_touch(*, agent: Agent) -> int:
-    """An agent's name is the author of its public replies: the tickets with one move (not its notes')."""
+    """An agent's name is the author of its public replies, and the `atendente` of the tickets it is assigned:
+    those tickets move (not the ones with only its notes)."""
     replied = Reply.objects.filter(author_agent=agent, is_internal=False).values("ticket_id")
-    return tickets_touch(tickets=Ticket.objects.filter(pk__in=replied))
+    return tickets_touch(tickets=Ticket.objects.filter(Q(pk__in=replied) | Q(assignee=agent)))
 
 
 def tickets_touch(*, tickets: QuerySet[Ticket]) -> int:
