@@ -9,7 +9,11 @@ contract fuzzing (tests/fuzz) checks every response against it.
 import copy
 
 from drf_spectacular.drainage import set_override
-from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension,
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import build_basic_type, build_parameter_type, force_instance, is_serializer
 from drf_spectacular.types import OpenApiTypes
@@ -350,6 +354,28 @@ def errors(*codes: int, descriptions: dict[int, str] | None = None) -> dict:
         code: OpenApiResponse(ValidationEnvelope if code == 422 else ErrorEnvelope, description=descriptions[code])
         for code in codes
     }
+
+
+# --- compositions -----------------------------------------------------------
+
+
+class AllOfBases(serializers.Serializer):
+    """A serializer made of other serializers (its bases after this one): it renders their fields
+    together, and the schema describes it as `allOf` their components, each part documented once (a
+    resource and the optional blocks a client may ask for)."""
+
+
+class AllOfBasesExtension(OpenApiSerializerExtension):
+    target_class = "api_framework.schema.AllOfBases"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        composed = self.target if isinstance(self.target, type) else type(self.target)
+        parts = [base for base in composed.__bases__ if base is not AllOfBases]
+        schema = {"allOf": [auto_schema.resolve_serializer(part, direction).ref for part in parts]}
+        if composed.__doc__:
+            schema["description"] = composed.__doc__.strip()
+        return schema
 
 
 # --- text fields ------------------------------------------------------------

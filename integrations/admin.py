@@ -43,6 +43,7 @@ from integrations.services import (
 )
 from tickets.admin import ContactAdmin
 from tickets.models import Contact
+from tickets.payloads import TICKET_BLOCKS
 from tickets.services import contact_anonymize
 
 _FIELD_NAMES = {"nome": "name", "url": "url", "eventos": "events", "webhook": None}
@@ -195,11 +196,18 @@ class WebhookAdminForm(forms.ModelForm):
         choices=[(kind, EventKind(kind).label) for kind in SUBSCRIBABLE_EVENTS],
         widget=forms.CheckboxSelectMultiple,
     )
+    blocks = forms.MultipleChoiceField(
+        label="incluir",
+        choices=[(name, name) for name in TICKET_BLOCKS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="Blocos que as entregas acrescentam ao ticket (como `incluir` na API de parceiros).",
+    )
     regenerate_secret = forms.BooleanField(label="Regenerar o segredo", required=False)
 
     class Meta:
         model = Webhook
-        fields = ["name", "url", "events", "is_active"]
+        fields = ["name", "url", "events", "blocks", "is_active"]
 
     def _post_clean(self):
         pass  # the services validate and save; nothing is written by the form
@@ -215,7 +223,7 @@ class WebhookAdmin(PublicApiAdmin):
     readonly_fields = ["deactivated_at", "deactivation_reason", "failing_since", "slow_since"]
 
     def get_fields(self, request, obj=None):
-        fields = ["name", "url", "events", "is_active"]
+        fields = ["name", "url", "events", "blocks", "is_active"]
         if obj is None:
             return fields
         return [*fields, "regenerate_secret", "deactivated_at", "deactivation_reason", "failing_since", "slow_since"]
@@ -235,6 +243,7 @@ class WebhookAdmin(PublicApiAdmin):
                 name=data["name"],
                 url=data["url"],
                 events=data["events"],
+                blocks=data["blocks"],
                 is_active=data["is_active"],
                 regenerate_secret=data.get("regenerate_secret", False),
             )
@@ -246,6 +255,7 @@ class WebhookAdmin(PublicApiAdmin):
             name=data["name"],
             url=data["url"],
             events=data["events"],
+            blocks=data["blocks"],
             is_active=data["is_active"],
         )
         obj.pk = webhook.pk

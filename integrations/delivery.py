@@ -33,6 +33,7 @@ from foundation.db import Table, db_value, model_sql
 from foundation.ids import parse_uuid
 from helpdesk.models import Organization
 from integrations import attempt_errors
+from integrations.bodies import body_with_blocks, delivery_block_names
 from integrations.leases import keeper, lease_seconds
 from integrations.metrics import attempt_observed
 from integrations.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookDeliveryAttempt, WebhookEvent
@@ -151,9 +152,9 @@ _SENDING = {
 }
 _SENDING_COLUMNS = model_sql(
     """
-SELECT {d.id}, {d.attempt_count}, {w.id}, {w.is_active}, {w.url}, {w.secret}, {w.previous_secret},
-    {w.previous_secret_expires_at}, {w.failing_since}, {w.slow_since}, {e.id}, {e.kind}, {e.body}, {o.id},
-    {o.is_active}
+SELECT {d.id}, {d.attempt_count}, {d.blocks}, {w.id}, {w.is_active}, {w.url}, {w.secret}, {w.previous_secret},
+    {w.previous_secret_expires_at}, {w.failing_since}, {w.slow_since}, {e.id}, {e.kind}, {e.body},
+    {e.ticket_blocks}, {o.id}, {o.is_active}
 FROM {d}
 JOIN {w} ON {w.id} = {d.webhook}
 JOIN {e} ON {e.id} = {d.event}
@@ -345,6 +346,7 @@ def _sending(row) -> WebhookDelivery:
     (
         pk,
         attempt_count,
+        blocks,
         webhook_id,
         active,
         url,
@@ -356,6 +358,7 @@ def _sending(row) -> WebhookDelivery:
         event_id,
         kind,
         body,
+        ticket_blocks,
         _organization_id,
         _organization_active,
     ) = row
@@ -370,9 +373,14 @@ def _sending(row) -> WebhookDelivery:
         failing_since=_datetime(failing),
         slow_since=_datetime(slow),
     )
-    event = _loaded(WebhookEvent, id=_uuid(event_id), kind=kind, body=body)
+    event = _loaded(WebhookEvent, id=_uuid(event_id), kind=kind, body=body, ticket_blocks=ticket_blocks)
     delivery = _loaded(
-        WebhookDelivery, id=_uuid(pk), webhook_id=webhook.pk, event_id=event.pk, attempt_count=attempt_count
+        WebhookDelivery,
+        id=_uuid(pk),
+        webhook_id=webhook.pk,
+        event_id=event.pk,
+        blocks=blocks,
+        attempt_count=attempt_count,
     )
     delivery.webhook, delivery.event = webhook, event
     return delivery
@@ -472,7 +480,8 @@ def _session() -> HTTPSession:
 
 def delivery_send(delivery: WebhookDelivery) -> AttemptOutcome:
     """One POST; reads at most 1 KB of the answer, follows no redirect."""
-    body = delivery.event.body.encode("utf-8")
+    event = delivery.event
+    body = body_with_blocks(event.body, event.ticket_blocks, delivery_block_names(delivery.blocks)).encode("utf-8")
     headers = signed_headers(
         secrets=webhook_signing_secrets(delivery.webhook),
         delivery_id=str(delivery.pk),

@@ -4,49 +4,55 @@ queued to Celery once it commits.
 
 Payloads are built by the partner API's own builders (tickets.payloads), so a
 webhook shows a ticket exactly as GET /api/v1/tickets/{id} does, and never an
-internal note.
+internal note. An event about a ticket also keeps every `incluir` block of it
+(integrations.bodies), for the webhooks and the feed that ask for them.
 """
 
-import json
 from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
 from helpdesk.actors import SYSTEM, Actor
 from helpdesk.audit import audit_record, change
 from helpdesk.models import Agent, Organization
+from integrations.bodies import body_dumps, delivery_blocks, ticket_blocks_dumps
 from integrations.exceptions import OrganizationSuspended
 from integrations.models import DeliveryStatus, EventKind, Webhook, WebhookDelivery, WebhookEvent
 from integrations.services import webhook_ensure_active
 from integrations.tasks import deliveries_enqueue
 from tickets.models import Attachment, Reply, Ticket, TicketStatus
 from tickets.payloads import (
+    ALL_TICKET_BLOCKS,
     ATTACHMENT_COLUMNS,
     REPLY_COLUMNS,
-    TICKET_COLUMNS,
     agent_ref,
     attachment_event,
     contact_public,
     iso,
     reply_public,
     status_public,
+    ticket_blocks_by_name,
+    ticket_columns,
     ticket_ref,
     ticket_summary,
 )
 
+# An event's ticket is read with the columns of every block: one statement, whatever the webhooks ask for.
+EVENT_TICKET_COLUMNS = ticket_columns(ALL_TICKET_BLOCKS)
+
 
 def _body(event_id, kind: str, created_at, data: dict) -> str:
     # Timestamps exactly as the API writes them (microseconds, "Z").
-    payload = {"id": str(event_id), "evento": kind, "criado_em": iso(created_at), "data": data}
-    return json.dumps(payload, cls=DjangoJSONEncoder, ensure_ascii=False, separators=(",", ":"))
+    return body_dumps({"id": str(event_id), "evento": kind, "criado_em": iso(created_at), "data": data})
 
 
-def _ticket_data(ticket_id) -> dict:
-    return ticket_summary(Ticket.objects.values_list(*TICKET_COLUMNS, named=True).get(pk=ticket_id))
+def _ticket_read(ticket_id) -> tuple[dict, dict]:
+    """The ticket as `data.ticket` shows it, and every block of it by name (kept beside the body)."""
+    row = Ticket.objects.values_list(*EVENT_TICKET_COLUMNS, named=True).get(pk=ticket_id)
+    return ticket_summary(row), ticket_blocks_by_name(row)
 
 
 def _first_attempt_guard():
@@ -54,13 +60,15 @@ def _first_attempt_guard():
     return timezone.now() + timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER)
 
 
-def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> WebhookEvent:
+def event_emit(*, organization, kind: str, data_builder, webhooks=None, ticket_id=None) -> WebhookEvent:
     """Write the event, and a delivery for each active webhook that wants this kind.
 
     The event is written even when no webhook wants it: GET /api/v1/eventos reads every event.
     `webhooks` narrows the targets (the test event goes to one webhook only). A suspended
     organization gets no delivery: nothing goes out while it is suspended, and its partner reads
-    what happened meanwhile from the feed once it is restored.
+    what happened meanwhile from the feed once it is restored. An event about a ticket
+    (`ticket_id`) carries it first in `data`, and keeps its blocks beside the body; each delivery
+    keeps the blocks its webhook asks for now.
     """
     if webhooks is None:
         targets = Webhook.objects.filter(organization=organization, is_active=True, organization__is_active=True)
@@ -70,7 +78,12 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
     # Part of the action's own transaction (no savepoint: the outbox stands or falls with the action).
     with transaction.atomic(savepoint=False):
         event = WebhookEvent(organization=organization, kind=kind)
-        event.body = _body(event.id, kind, timezone.now(), data_builder())
+        data, blocks = data_builder(), None
+        if ticket_id is not None:
+            ticket, blocks = _ticket_read(ticket_id)
+            data = {"ticket": ticket, **data}
+        event.body = _body(event.id, kind, timezone.now(), data)
+        event.ticket_blocks = ticket_blocks_dumps(blocks)
         event.save()
         if webhooks:
             deliveries = WebhookDelivery.objects.bulk_create(
@@ -80,6 +93,7 @@ def event_emit(*, organization, kind: str, data_builder, webhooks=None) -> Webho
                         event=event,
                         status=DeliveryStatus.PENDING,
                         next_attempt_at=_first_attempt_guard(),
+                        blocks=delivery_blocks(webhook.blocks if blocks is not None else ()),
                     )
                     for webhook in webhooks
                 ]
@@ -109,22 +123,20 @@ def ticket_event(ticket: Ticket, kind: str, actor: Actor, **data) -> WebhookEven
     return event_emit(
         organization=ticket.organization,
         kind=kind,
-        data_builder=lambda: {"ticket": _ticket_data(ticket.pk), **data, "ator": actor_payload(actor)},
+        ticket_id=ticket.pk,
+        data_builder=lambda: {**data, "ator": actor_payload(actor)},
     )
 
 
 def reply_event(reply: Reply, kind: str, actor: Actor, previous_body: str | None = None) -> WebhookEvent:
     def build() -> dict:
-        data = {
-            "ticket": _ticket_data(reply.ticket_id),
-            "resposta": reply_public(Reply.objects.values_list(*REPLY_COLUMNS, named=True).get(pk=reply.pk)),
-        }
+        data = {"resposta": reply_public(Reply.objects.values_list(*REPLY_COLUMNS, named=True).get(pk=reply.pk))}
         if previous_body is not None:
             data["mensagem_anterior"] = previous_body
         data["ator"] = actor_payload(actor)
         return data
 
-    return event_emit(organization=reply.ticket.organization, kind=kind, data_builder=build)
+    return event_emit(organization=reply.ticket.organization, kind=kind, ticket_id=reply.ticket_id, data_builder=build)
 
 
 def attachment_added_event(attachment: Attachment, actor: Actor) -> WebhookEvent:
@@ -133,8 +145,8 @@ def attachment_added_event(attachment: Attachment, actor: Actor) -> WebhookEvent
     return event_emit(
         organization=attachment.ticket.organization,
         kind=EventKind.ATTACHMENT_ADDED,
+        ticket_id=attachment.ticket_id,
         data_builder=lambda: {
-            "ticket": _ticket_data(attachment.ticket_id),
             "anexo": attachment_event(
                 Attachment.objects.values_list(*ATTACHMENT_COLUMNS, named=True).get(pk=attachment.pk)
             ),
@@ -207,11 +219,16 @@ def webhook_test_send(*, webhook: Webhook, actor: Actor = SYSTEM) -> WebhookDeli
 
 
 def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
-    """A new delivery of the same event (same payload and event id, new delivery id and log)."""
+    """A new delivery of the same event (same payload, its blocks included, and event id; new delivery id and
+    log)."""
     webhook_ensure_active(delivery.webhook)
     with transaction.atomic():
+        # The same body too: the blocks the first delivery carried, whatever the webhook asks for now.
         copy = WebhookDelivery.objects.create(
-            webhook=delivery.webhook, event=delivery.event, next_attempt_at=_first_attempt_guard()
+            webhook=delivery.webhook,
+            event=delivery.event,
+            blocks=delivery.blocks,
+            next_attempt_at=_first_attempt_guard(),
         )
         audit_record(
             "entrega.reenviada",

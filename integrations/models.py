@@ -115,6 +115,8 @@ class Webhook(models.Model):
     failing_since = models.DateTimeField("falhando desde", null=True, blank=True, editable=False)
     # Since its attempts fail or take WEBHOOK_SLOW_SECONDS or more; null while it answers fast.
     slow_since = models.DateTimeField("lento desde", null=True, blank=True, editable=False)
+    # The `incluir` blocks its deliveries add to `data.ticket` (names of tickets.payloads.TICKET_BLOCKS).
+    blocks = models.JSONField("blocos (incluir)", default=list, blank=True)
 
     class Meta:
         verbose_name = "webhook"
@@ -141,6 +143,9 @@ class WebhookEvent(WrittenOnce):
     )
     kind = models.CharField("evento", max_length=40, choices=EventKind.choices)
     body = models.TextField("corpo")
+    # Every `incluir` block of the event's ticket as it was when the event was written (JSON, by block name),
+    # kept beside the body: the feed and each webhook add the ones they ask for. Empty without a ticket.
+    ticket_blocks = models.TextField("blocos do ticket", blank=True, default="", db_default="", editable=False)
     created_at = models.DateTimeField("criado em", auto_now_add=True)
     # change_tx, change_seq: the event's place in the event feed (foundation.feeds), written with the event.
 
@@ -191,6 +196,9 @@ class WebhookDelivery(models.Model):
     webhook = models.ForeignKey(Webhook, verbose_name="webhook", on_delete=models.CASCADE, related_name="deliveries")
     event = models.ForeignKey(WebhookEvent, verbose_name="evento", on_delete=models.CASCADE, related_name="deliveries")
     status = models.CharField("situação", max_length=20, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    # Its webhook's `incluir` when the event was written (names, comma separated): every attempt sends the
+    # same body, whatever the webhook's setting becomes.
+    blocks = models.CharField("blocos (incluir)", max_length=255, blank=True, default="", db_default="")
     attempt_count = models.PositiveSmallIntegerField("tentativas", default=0)
     next_attempt_at = models.DateTimeField("próxima tentativa em", null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True, editable=False)

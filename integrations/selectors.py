@@ -105,7 +105,7 @@ def _feed_position(feed, organization: Organization, after_event_id) -> Position
 
 def event_feed(*, organization: Organization, after_event_id=None, kinds=None, limit: int) -> FeedPage:
     """The organization's events after the event `after_event_id` (from the first one without it),
-    in feed order, as (id, body) rows; `kinds` narrows them. `webhook.teste` is never in the feed.
+    in feed order, as (id, body, ticket_blocks) rows; `kinds` narrows them. `webhook.teste` is never in the feed.
 
     An id that is not one of the feed's events is EventNotFound. Two statements at most, whatever the limit.
     """
@@ -115,4 +115,5 @@ def event_feed(*, organization: Organization, after_event_id=None, kinds=None, l
         position, page = START, feed.filter(created_at__gte=retention_cutoff())
     else:
         position, page = _feed_position(feed, organization, after_event_id), feed
-    return page_after(page.filter(kind__in=kinds or FEED_EVENTS), position, limit=limit, columns=("id", "body"))
+    page = page.filter(kind__in=kinds or FEED_EVENTS)
+    return page_after(page, position, limit=limit, columns=("id", "body", "ticket_blocks"))

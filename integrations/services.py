@@ -19,7 +19,7 @@ from integrations.models import SUBSCRIBABLE_EVENTS, ApiCredential, DeliveryStat
 from integrations.scopes import MAX_NETWORKS, Scope, address_in_networks, network_of
 from integrations.signing import SECRET_PREFIX
 from integrations.webhook_urls import UnsafeWebhookUrl, validate_webhook_url
-from tickets.payloads import iso
+from tickets.payloads import iso, ticket_blocks_chosen, ticket_blocks_unknown, ticket_blocks_unknown_message
 
 
 def credential_create(
@@ -193,7 +193,7 @@ def generate_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
-def webhook_validate(*, name=None, url=None, events=None) -> dict:
+def webhook_validate(*, name=None, url=None, events=None, blocks=None) -> dict:
     """The webhook rules, shared by the API and the admin; returns the cleaned model fields."""
     errors: dict[str, list[str]] = {}
     cleaned: dict = {}
@@ -215,20 +215,36 @@ def webhook_validate(*, name=None, url=None, events=None) -> dict:
             known = ", ".join(SUBSCRIBABLE_EVENTS)
             errors["eventos"] = [f"Evento desconhecido: {', '.join(unknown)}. Eventos aceitos: {known}."]
         cleaned["events"] = list(dict.fromkeys(events))
+    if blocks is not None:
+        cleaned["blocks"] = _blocks_validate(blocks, errors)
     if errors:
         raise ValidationFailed(errors)
     return cleaned
+
+
+def _blocks_validate(blocks: list[str], errors: dict) -> list[str]:
+    """A webhook's `incluir`: known names, each once, in the blocks' order."""
+    unknown = ticket_blocks_unknown(blocks)
+    if unknown:
+        errors["incluir"] = [ticket_blocks_unknown_message(unknown)]
+    return list(ticket_blocks_chosen(blocks))
 
 
 MANUAL_DEACTIVATION_REASON = "Desativado manualmente."
 
 
 def webhook_create(
-    *, organization: Organization, name: str, url: str, events: list[str], is_active: bool = True
+    *,
+    organization: Organization,
+    name: str,
+    url: str,
+    events: list[str],
+    is_active: bool = True,
+    blocks: list[str] | None = None,
 ) -> Webhook:
     """A webhook with a fresh secret (returned once by the caller). Added off (the admin's form), it says it
-    was turned off by hand, as one turned off later does."""
-    cleaned = webhook_validate(name=name, url=url, events=events)
+    was turned off by hand, as one turned off later does. `blocks`: its `incluir` (none by default)."""
+    cleaned = webhook_validate(name=name, url=url, events=events, blocks=blocks)
     if not is_active:
         cleaned.update(is_active=False, deactivated_at=timezone.now(), deactivation_reason=MANUAL_DEACTIVATION_REASON)
     with transaction.atomic():
@@ -245,6 +261,7 @@ def webhook_create(
                 "nome": change(None, webhook.name),
                 "url": change(None, url_for_audit(webhook.url)),
                 "eventos": change(None, webhook.events),
+                **({"incluir": change(None, webhook.blocks)} if webhook.blocks else {}),
                 **({} if is_active else {"ativo": change(None, False)}),
             },
         )
@@ -266,9 +283,11 @@ def webhook_update(
     events: list[str] | None = None,
     is_active: bool | None = None,
     regenerate_secret: bool = False,
+    blocks: list[str] | None = None,
 ) -> Webhook:
-    """Only the given fields change; a regenerated secret is returned once by the caller."""
-    cleaned = webhook_validate(name=name, url=url, events=events)
+    """Only the given fields change; a regenerated secret is returned once by the caller. A change of `blocks`
+    reaches the events written after it (a delivery keeps the blocks it was made with)."""
+    cleaned = webhook_validate(name=name, url=url, events=events, blocks=blocks)
     if is_active is not None:
         cleaned["is_active"] = is_active
     if is_active is not None and is_active != webhook.is_active:
@@ -330,7 +349,7 @@ def _deliveries_cancel_pending(webhook_id) -> None:
     )
 
 
-_WEBHOOK_FIELD_NAMES = {"name": "nome", "url": "url", "events": "eventos", "is_active": "ativo"}
+_WEBHOOK_FIELD_NAMES = {"name": "nome", "url": "url", "events": "eventos", "is_active": "ativo", "blocks": "incluir"}
 
 
 def url_for_audit(url: str) -> str:

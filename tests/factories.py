@@ -125,10 +125,11 @@ def make_webhook(
     url: str = "https://hooks.example.com/erp",
     events: list[str] = ALL_EVENTS,
     active: bool = True,
+    blocks: list[str] | None = None,
 ) -> Webhook:
     """A webhook made through the service, so its URL is checked: an https URL needs the `example_dns`
-    fixture to resolve, an http://127.0.0.1 one needs insecure URLs allowed."""
-    webhook = webhook_create(organization=organization, name=name, url=url, events=list(events))
+    fixture to resolve, an http://127.0.0.1 one needs insecure URLs allowed. `blocks`: its `incluir`."""
+    webhook = webhook_create(organization=organization, name=name, url=url, events=list(events), blocks=blocks)
     if not active:
         webhook_update(webhook=webhook, is_active=False)
     return webhook

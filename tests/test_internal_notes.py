@@ -2,10 +2,14 @@
 
 import pytest
 
+from integrations import delivery as delivery_module
+from integrations.delivery import delivery_attempt
+from integrations.models import WebhookDelivery
 from tests.contract import REPLY_NOT_FOUND
-from tests.factories import make_agent_reply, make_customer_reply, make_ticket
+from tests.factories import make_agent_reply, make_customer_reply, make_ticket, make_webhook
+from tests.integrations.test_webhook_delivery import FakeClock, FakeHTTP, FakeResponse
 from tickets.models import Reply, Ticket
-from tickets.services import RequesterData, reply_edit_as_agent
+from tickets.services import RequesterData, reply_edit_as_agent, ticket_update
 
 TICKETS = "/api/v1/tickets"
 MARKER = "NOTA-INTERNA-7f3a9c"
@@ -135,3 +139,41 @@ def test_notes_stay_hidden_after_the_customer_replies_and_edits(partner, thread_
         "Obrigada",
         "Nova editada",
     ]
+
+
+# --- `incluir` (issue 21): blocks, the feed and webhook deliveries with blocks carry no note either ----------
+
+INCLUIR = {"incluir": "atendente,contato"}
+
+
+@pytest.mark.parametrize("path", ["detail", TICKETS, f"{TICKETS}/alteracoes", "/api/v1/eventos"])
+def test_answers_with_every_block_contain_no_internal_note(partner, thread_with_notes, path):
+    ticket = thread_with_notes["ticket"]
+    ticket_update(ticket=ticket, assignee=thread_with_notes["notes"][0].author_agent)
+    path = f"{TICKETS}/{ticket.pk}" if path == "detail" else path
+
+    response = partner.get(path, INCLUIR)
+
+    assert_no_note_in(response, thread_with_notes)
+    assert b'"atendente":{' in response.content and b'"contato_id":' in response.content
+
+
+def test_a_webhook_with_every_block_is_sent_no_internal_note(organization, agent, example_dns, monkeypatch):
+    monkeypatch.setattr("integrations.tasks.deliver_webhook.apply_async", lambda **kwargs: None)
+    clock = FakeClock(1_800_000_000)
+    http = FakeHTTP(clock)
+    monkeypatch.setattr(delivery_module, "time", clock)
+    monkeypatch.setattr(delivery_module, "_session", lambda: http)
+    make_webhook(organization, blocks=["atendente", "contato"])
+    ticket = make_ticket(organization)
+    make_agent_reply(ticket, agent, body=f"Nota {MARKER}", internal=True)
+    make_agent_reply(ticket, agent, body="Resposta pública")
+    deliveries = list(WebhookDelivery.objects.all())
+    http.respond(*[FakeResponse(200) for _ in deliveries])
+
+    for delivery in deliveries:
+        delivery_attempt(delivery_id=delivery.pk, expected_attempts=0)
+
+    assert len(http.calls) == 1  # the public reply's; a note is no event
+    assert MARKER.encode() not in http.calls[0]["body"]
+    assert b'"contato_id":' in http.calls[0]["body"]

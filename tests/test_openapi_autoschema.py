@@ -50,11 +50,13 @@ def test_optional_query_parameters_allow_an_empty_value(schema):
 
 def test_a_422_is_documented_where_a_query_string_or_a_body_is_read(schema):
     ticket_list = schema["paths"]["/api/v1/tickets"]["get"]["responses"]
-    ticket = schema["paths"]["/api/v1/tickets/{id}"]["get"]["responses"]
+    ticket = schema["paths"]["/api/v1/tickets/{id}"]["get"]["responses"]  # `incluir` (issue 21)
+    webhook = schema["paths"]["/api/webhooks/{id}"]["get"]["responses"]
 
     assert "422" in ticket_list
-    assert "422" not in ticket
-    assert sorted(ticket) == ["200", "401", "404", "414", "429", "503"]
+    assert sorted(ticket) == ["200", "401", "404", "414", "422", "429", "503"]
+    assert "422" not in webhook
+    assert sorted(webhook) == ["200", "401", "403", "404", "414", "429", "503"]
 
 
 def test_a_text_that_may_be_blank_has_one_pattern_not_a_one_of(schema):

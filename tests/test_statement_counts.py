@@ -50,10 +50,10 @@ def busy_tickets(organization, agent, count: int) -> None:
         make_agent_reply(ticket, agent, body="Nota", internal=True)
 
 
-def _create(partner, n: int):
+def _create(partner, n: int, query: str = ""):
     body = {"assunto": "Novo", "descricao": "x", "external_id": f"pedido-{n}"}
     body["solicitante"] = {"nome": "Cliente", "external_id": f"cliente-{n}"}
-    return partner.post(TICKETS, body, format="json")
+    return partner.post(TICKETS + query, body, format="json")
 
 
 @pytest.mark.parametrize(
@@ -218,3 +218,60 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
 
     assert partner.get(TICKETS, FILTERED_LISTS[case]).json()["data"]["data"], "the filters must match a ticket"
     assert len(sql) == len(plain) <= BUDGET["list"], "\n".join(sql)
+
+
+# --- `incluir` blocks (issue 21): extra columns of the same statements, never a statement more ---------------
+
+BLOCK_COMBINATIONS = ["atendente", "contato", "atendente,contato", "contato,atendente,contato"]
+
+
+@pytest.fixture
+def assigned_and_not(organization, agent):
+    """30 busy tickets, every other one assigned, and the events of their agents' replies."""
+    busy_tickets(organization, agent, 30)
+    for ticket in organization.tickets.order_by("number")[::2]:
+        ticket_update(ticket=ticket, assignee=agent)
+
+
+@pytest.mark.parametrize("incluir", BLOCK_COMBINATIONS)
+@pytest.mark.parametrize("per_page", [1, 100])
+def test_the_list_runs_the_same_statements_with_any_blocks(partner, assigned_and_not, incluir, per_page):
+    plain = statements(lambda: partner.get(TICKETS, {"por_pagina": per_page}))
+    with_blocks = statements(lambda: partner.get(TICKETS, {"por_pagina": per_page, "incluir": incluir}))
+
+    assert len(with_blocks) == len(plain) <= BUDGET["list"], "\n".join(with_blocks)
+
+
+@pytest.mark.parametrize("incluir", BLOCK_COMBINATIONS)
+def test_a_read_and_the_change_list_run_the_same_statements_with_any_blocks(
+    partner, organization, assigned_and_not, incluir
+):
+    ticket = organization.tickets.filter(assignee__isnull=False).first()
+    for path in (f"{TICKETS}/{ticket.pk}", f"{TICKETS}/alteracoes"):
+        plain = statements(lambda path=path: partner.get(path))
+        with_blocks = statements(lambda path=path: partner.get(path, {"incluir": incluir}))
+        assert len(with_blocks) == len(plain), "\n".join(with_blocks)
+    assert len(with_blocks) == 3  # the change list: key, page, replies
+
+
+@pytest.mark.parametrize("incluir", BLOCK_COMBINATIONS)
+def test_the_event_feed_runs_the_same_statements_with_any_blocks(partner, assigned_and_not, incluir):
+    plain = statements(lambda: partner.get("/api/v1/eventos"))
+    with_blocks = statements(lambda: partner.get("/api/v1/eventos", {"incluir": incluir}))
+
+    assert len(with_blocks) == len(plain) == 2, "\n".join(with_blocks)  # key, page
+
+
+@pytest.mark.parametrize("incluir", BLOCK_COMBINATIONS)
+def test_a_create_runs_the_same_statements_with_any_blocks(partner, organization, incluir):
+    counter = iter(range(1_000))
+
+    def create(params=""):
+        return _create(partner, next(counter), params)
+
+    plain = statements(create)
+    with_blocks = statements(lambda: create(f"?incluir={incluir}"))
+    existing = statements(lambda: _create(partner, 0, f"?incluir={incluir}"))
+
+    assert len(with_blocks) == len(plain) <= BUDGET["create"], "\n".join(with_blocks)
+    assert len(existing) <= BUDGET["create"], "\n".join(existing)

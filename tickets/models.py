@@ -199,7 +199,7 @@ class Ticket(models.Model):
     def save(self, *args, update_fields=None, **kwargs):
         # A save that writes updated_at is a change the partner can see: the ticket takes a new
         # place in the change list in the same statement. Services leave updated_at out of a
-        # save that changes nothing the partner sees (an internal note, the assignee).
+        # save that changes nothing the partner sees (an internal note).
         if update_fields is None or "updated_at" in update_fields:
             for name, value in change_fields(Ticket, self.organization_id).items():
                 setattr(self, name, value)

@@ -6,9 +6,12 @@ objects in hand after a write), and its builder reads every value by its column'
 change list, webhook events and the data-subject export all build their bodies here, without a model
 instance or a DRF field per value (docs/performance.md). The serializers in tickets.api stay the
 documented schema; tests/tickets/test_payloads.py checks, byte for byte, that each builder gives what its
-serializer describes. docs/decisions.md, "Adding a field to a payload", says what a new field touches.
+serializer describes. docs/decisions.md, "Adding a field to a payload", says what a new field touches,
+and "Adding an incluir block" what a new optional block of the ticket touches.
 """
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC
 
 from foundation.rows import row_of
@@ -96,10 +99,15 @@ def ticket_summary(row) -> dict:
     }
 
 
-def tickets_public(rows) -> list[dict]:
-    """TicketPublico for each TICKET_COLUMNS row, with its public replies (one query for all of them)."""
+def tickets_public(rows, blocks: tuple[str, ...] = ()) -> list[dict]:
+    """TicketPublico for each row of `ticket_columns(blocks)`, with its public replies (one query for all of
+    them), then the keys of the `incluir` blocks asked for."""
     replies = reply_rows_by_ticket([row.id for row in rows], columns=REPLY_COLUMNS)
-    return [{**ticket_summary(row), "respostas": [reply_public(r) for r in replies[row.id]]} for row in rows]
+    added = ticket_blocks(rows, blocks)
+    return [
+        {**ticket_summary(row), "respostas": [reply_public(r) for r in replies[row.id]], **keys}
+        for row, keys in zip(rows, added, strict=True)
+    ]
 
 
 def tickets_panel(rows) -> list[dict]:
@@ -116,9 +124,16 @@ def _ticket_panel(row, thread: list[dict]) -> dict:
     return payload
 
 
-def ticket_new_public(ticket: Ticket) -> dict:
+def ticket_new_public(ticket: Ticket, blocks: tuple[str, ...] = ()) -> dict:
     """A ticket just created, from the objects in hand: it has no replies yet."""
-    return {**ticket_summary(ticket_row(ticket)), "respostas": []}
+    row = ticket_row(ticket, blocks)
+    return {**ticket_summary(row), "respostas": [], **ticket_blocks([row], blocks)[0]}
+
+
+def ticket_public(ticket: Ticket, blocks: tuple[str, ...] = ()) -> dict:
+    """TicketPublico of a ticket in hand (after a write; its status, requester and, for `atendente`, its
+    assignee loaded with it), with the blocks asked for."""
+    return tickets_public([ticket_row(ticket, blocks)], blocks)[0]
 
 
 def ticket_ref(ticket) -> dict:
@@ -141,14 +156,87 @@ def _status(name: str, category: str, color: str) -> dict:
     return {"nome": name, "categoria": category, "cor": color}
 
 
-def ticket_row(ticket: Ticket) -> tuple:
-    """The TICKET_COLUMNS row of a ticket in hand (after a write), its status and requester loaded with it."""
-    return row_of(ticket, TICKET_COLUMNS)
+def ticket_row(ticket: Ticket, blocks: tuple[str, ...] = ()) -> tuple:
+    """The `ticket_columns(blocks)` row of a ticket in hand (after a write), its status and requester (and
+    its assignee, for `atendente`) loaded with it."""
+    return row_of(ticket, ticket_columns(blocks))
 
 
 def ticket_panel_row(ticket: Ticket) -> tuple:
     """The PANEL_TICKET_COLUMNS row of a ticket in hand (after a write)."""
     return row_of(ticket, PANEL_TICKET_COLUMNS)
+
+
+# --- optional blocks of a ticket (`incluir`) -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TicketBlock:
+    """More about a ticket, for a partner who asks for it with `incluir=<name>`: the ticket columns it reads
+    (added to the ticket's own query, only when asked) and its builder, which gives the block's top-level keys
+    for each row of a page at once (a block that needs other rows reads them for the whole page, in one
+    statement, never one per ticket). Its schema is the serializer of the same name in
+    tickets.api.serializers (TICKET_BLOCK_SCHEMAS), under the same oracle as every shape here."""
+
+    columns: tuple[str, ...]
+    build: Callable[[list], list[dict]]
+
+
+def _each(build_one: Callable[[tuple], dict]) -> Callable[[list], list[dict]]:
+    return lambda rows: [build_one(row) for row in rows]
+
+
+def _assignee_block(row) -> dict:
+    return {"atendente": agent_ref(row.assignee_id, row.assignee__name) if row.assignee_id else None}
+
+
+def _contact_block(row) -> dict:
+    return {"contato_id": str(row.requester_id)}
+
+
+# Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
+TICKET_BLOCKS = {
+    "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
+    "contato": TicketBlock(columns=("requester_id",), build=_each(_contact_block)),
+}
+ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
+
+
+def ticket_blocks_unknown(names: Iterable[str]) -> list[str]:
+    """The names `incluir` does not know, as given (each once)."""
+    return [name for name in dict.fromkeys(names) if name not in TICKET_BLOCKS]
+
+
+def ticket_blocks_chosen(names: Iterable[str]) -> tuple[str, ...]:
+    """Known names, each once, in the blocks' order (which is the order of their keys)."""
+    wanted = set(names)
+    return tuple(name for name in TICKET_BLOCKS if name in wanted)
+
+
+def ticket_blocks_unknown_message(unknown: list[str]) -> str:
+    """The 422 on `incluir`, in a query and in a webhook's setting alike."""
+    return f"Bloco desconhecido: {', '.join(unknown)}. Blocos aceitos: {', '.join(TICKET_BLOCKS)}."
+
+
+def ticket_columns(blocks: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What a ticket's row reads: TICKET_COLUMNS, and the columns of the blocks asked for."""
+    extra = (column for name in blocks for column in TICKET_BLOCKS[name].columns)
+    return tuple(dict.fromkeys((*TICKET_COLUMNS, *extra)))
+
+
+def ticket_blocks(rows: list, blocks: tuple[str, ...]) -> list[dict]:
+    """For each row, the keys of the blocks asked for (rows of `ticket_columns(blocks)`)."""
+    added: list[dict] = [{} for _ in rows]
+    for name in blocks:
+        for keys, block_keys in zip(added, TICKET_BLOCKS[name].build(rows), strict=True):
+            keys.update(block_keys)
+    return added
+
+
+def ticket_blocks_by_name(row) -> dict:
+    """Every block of one ticket, by name (a row of `ticket_columns(ALL_TICKET_BLOCKS)`): what an event keeps
+    beside its body, so the feed and each webhook add the ones they ask for without reading the ticket again."""
+    return {name: block.build([row])[0] for name, block in TICKET_BLOCKS.items()}
 
 
 # --- replies ------------------------------------------------------------------------------------

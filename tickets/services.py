@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, connection, transaction
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from foundation.db import db_value, model_sql
@@ -179,11 +179,12 @@ TICKET_BY_EXTERNAL_ID_SQL = model_sql(
 
 
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
-    """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket."""
+    """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket (with
+    its assignee: the `atendente` block shows it without another statement)."""
     with connection.cursor() as cursor:
         cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
         found = cursor.fetchone()
-    return Ticket.objects.select_related("status", "requester").get(pk=found[0]) if found else None
+    return Ticket.objects.select_related("status", "requester", "assignee").get(pk=found[0]) if found else None
 
 
 NEXT_NUMBER_SQL = model_sql(
@@ -414,15 +415,17 @@ def _ticket_change(
     unassign: bool = False,
     actor: Actor,
 ) -> None:
-    """The write of every status, assignee or priority change, on a ticket read under its row lock: what the
-    partner sees moves atualizado_em (and the change list), and each change is announced."""
+    """The write of every status, assignee or priority change, on a ticket read under its row lock: each moves
+    atualizado_em (and the change list), the assignee too since the `atendente` block of `incluir` shows it
+    (issue 21), and each change is announced."""
     before = (ticket.status, ticket.priority, ticket.assignee)
-    visible = [*_apply_status(ticket, status), *_apply_priority(ticket, priority)]
-    hidden = _apply_assignee(ticket, assignee, unassign)  # TicketPublico has no assignee
-    if visible:
-        ticket.save(update_fields=[*visible, *hidden, "updated_at"])
-    elif hidden:
-        ticket.save(update_fields=hidden)
+    changed = [
+        *_apply_status(ticket, status),
+        *_apply_priority(ticket, priority),
+        *_apply_assignee(ticket, assignee, unassign),
+    ]
+    if changed:
+        ticket.save(update_fields=[*changed, "updated_at"])
     _announce_changes(ticket, *before, actor=actor)
 
 
@@ -817,9 +820,10 @@ def status_delete(*, status: TicketStatus) -> None:
 
 
 def tickets_of_agent_touch(*, agent: Agent) -> int:
-    """An agent's name is the author of its public replies: the tickets with one move (not its notes')."""
+    """An agent's name is the author of its public replies, and the `atendente` of the tickets it is assigned:
+    those tickets move (not the ones with only its notes)."""
     replied = Reply.objects.filter(author_agent=agent, is_internal=False).values("ticket_id")
-    return tickets_touch(tickets=Ticket.objects.filter(pk__in=replied))
+    return tickets_touch(tickets=Ticket.objects.filter(Q(pk__in=replied) | Q(assignee=agent)))
 
 
 def tickets_touch(*, tickets: QuerySet[Ticket]) -> int:

@@ -78,10 +78,10 @@ class PartnerViewSet(EnvelopeViewSet):
                 raise _ReplayStored(self._idempotency)
 
     def request_fingerprint(self, request) -> str:
-        """What makes two requests with one Idempotency-Key the same request: the JSON body, or an
-        upload's fields and files (each file by its SHA-256, computed while it streamed). An action
-        without fields (`takes_body=False`) reads no body: whatever came with it (nothing, `{}`) is
-        the same request."""
+        """What makes two requests with one Idempotency-Key the same request: the path with its query string
+        (`incluir` shapes the answer), and the JSON body, or an upload's fields and files (each file by its
+        SHA-256, computed while it streamed). An action without fields (`takes_body=False`) reads no body:
+        whatever came with it (nothing, `{}`) is the same request."""
         if self.action in self.upload_actions:
             self.read_upload(request)
             fields = {name: request.data.getlist(name) for name in request.data if name not in request.FILES}
@@ -90,10 +90,10 @@ class PartnerViewSet(EnvelopeViewSet):
                 for field, uploads in request.FILES.lists()
                 for upload in uploads
             ]
-            return multipart_fingerprint(request.method, request.path, fields, files)
+            return multipart_fingerprint(request.method, request.get_full_path(), fields, files)
         if not self.takes_body:
-            return fingerprint(request.method, request.path, b"")
-        return fingerprint(request.method, request.path, raw_body(request))
+            return fingerprint(request.method, request.get_full_path(), b"")
+        return fingerprint(request.method, request.get_full_path(), raw_body(request))
 
     def read_upload(self, request) -> None:
         """Upload actions: check what can be checked before the body, then read it (streamed)."""

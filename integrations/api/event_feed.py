@@ -1,5 +1,6 @@
 """Partner API v1: GET /api/v1/eventos, the organization's events in order, each the body a webhook
-delivery carries, whether or not a webhook subscribes."""
+delivery carries, whether or not a webhook subscribes (with the `incluir` blocks asked for, as a webhook with
+that setting is sent them)."""
 
 import json
 
@@ -8,6 +9,7 @@ from foundation.ids import parse_uuid
 from integrations.api.base import PartnerViewSet
 from integrations.api.event_feed_docs import event_feed_docs
 from integrations.api.event_feed_serializers import EventFeedQuery
+from integrations.bodies import with_blocks
 from integrations.scopes import Scope
 from integrations.selectors import event_feed
 
@@ -26,8 +28,9 @@ class EventFeedViewSet(PartnerViewSet):
             kinds=query.validated_data.get("tipo"),
             limit=query.validated_data["limite"],
         )
+        blocks = query.validated_data.get("incluir", ())
         payload = {
-            "itens": [json.loads(body) for _id, body, *_position in page.rows],
+            "itens": [with_blocks(json.loads(body), stored, blocks) for _id, body, stored, *_position in page.rows],
             "proximo": str(page.rows[-1][0]) if page.rows else (str(parse_uuid(after)) if after else None),
             "tem_mais": page.has_more,
         }

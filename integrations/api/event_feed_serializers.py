@@ -8,7 +8,8 @@ from api_framework.fields import TextField
 from foundation.ids import parse_uuid
 from integrations.api.event_schemas import FeedEventOut
 from integrations.models import FEED_EVENTS
-from tickets.api.serializers import FEED_LIMIT
+from tickets.api.serializers import FEED_LIMIT, BlocksField
+from tickets.payloads import TICKET_BLOCKS
 
 FEED_CHOICES = [kind.value for kind in FEED_EVENTS]
 
@@ -55,6 +56,14 @@ class EventFeedQuery(serializers.Serializer):
     )
     tipo = FeedKindsField(required=False, help_text="Só estes tipos de evento (repita o parâmetro para vários).")
     limite = serializers.IntegerField(required=False, default=FEED_LIMIT, min_value=1, max_value=FEED_LIMIT)
+    incluir = BlocksField(
+        help_text=(
+            "Blocos a acrescentar ao `data.ticket` de cada evento, separados por vírgula, sem espaços: "
+            f"{', '.join(TICKET_BLOCKS)}, como um webhook com a mesma configuração `incluir` os recebe. Os blocos "
+            "são os do ticket quando o evento foi registrado; eventos sem `data.ticket` completo "
+            "(`ticket.excluido`, `contato.anonimizado`) não mudam. Um nome desconhecido é um 422 em `incluir`."
+        )
+    )
 
 
 class EventFeedOut(serializers.Serializer):

@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from integrations.models import EventKind
 from tickets.api.attachment_serializers import AttachmentEventOut
-from tickets.api.serializers import ReplyPublicOut, StatusOut, TicketSummaryOut
+from tickets.api.serializers import AgentRefOut, ReplyPublicOut, StatusOut, TicketSummaryWithBlocksOut
 from tickets.models import Priority
 
 
@@ -18,11 +18,6 @@ class ActorOut(serializers.Serializer):
     tipo = serializers.ChoiceField(choices=[("agente", "Atendente"), ("sistema", "Sistema")])
     id = serializers.UUIDField(required=False, help_text="O atendente, como em GET /api/v1/atendentes (só `agente`).")
     nome = serializers.CharField(required=False, help_text="O nome do atendente (só `agente`).")
-
-
-class AgentRefOut(serializers.Serializer):
-    id = serializers.UUIDField()
-    nome = serializers.CharField()
 
 
 class DeletedTicketRefOut(serializers.Serializer):
@@ -61,7 +56,10 @@ def _changes(name: str, field: str, change) -> type:
     return type(name, (serializers.Serializer,), {field: change(), "__module__": __name__})
 
 
-TICKET = "O ticket como em GET /api/v1/tickets/{id}, sem `respostas`, lido quando o evento foi registrado."
+TICKET = (
+    "O ticket como em GET /api/v1/tickets/{id}, sem `respostas`, lido quando o evento foi registrado; com os "
+    "blocos do `incluir` do webhook (ou do feed), também lidos quando o evento foi registrado."
+)
 ACTOR = "Quem fez: o atendente (`{tipo: agente, id, nome}`) ou o sistema (`{tipo: sistema}`: beat, comandos)."
 
 # Each kind: the component's name, what it is sent for, and the fields of its `data` besides `ator`.
@@ -129,7 +127,7 @@ def _data(kind: str, name: str, extra: dict) -> serializers.Serializer:
     elif kind == EventKind.TEST:
         fields = {"mensagem": serializers.CharField(), "webhook": WebhookRefOut()}
     else:
-        fields = {"ticket": TicketSummaryOut(help_text=TICKET)}
+        fields = {"ticket": TicketSummaryWithBlocksOut(help_text=TICKET)}
     fields |= {field: factory() for field, factory in extra.items()}
     fields["ator"] = ActorOut(help_text=ACTOR)
     return type(f"Dados{name.removeprefix('Evento')}", (serializers.Serializer,), {**fields, "__module__": __name__})()
@@ -202,8 +200,8 @@ def shapes(document: dict) -> dict:
     def shape(schema: dict) -> dict:
         if "$ref" in schema:
             return shape(components[schema["$ref"].rsplit("/", 1)[1]])
-        if "allOf" in schema and len(schema["allOf"]) == 1:  # a described or nullable reference
-            return shape({**shape(schema["allOf"][0]), **{k: v for k, v in schema.items() if k != "allOf"}})
+        if "allOf" in schema:  # a described or nullable reference, or a composition (a ticket and its blocks)
+            return shape({**_merged(shape(part) for part in schema["allOf"]), **_without(schema, "allOf")})
         result = {key: schema[key] for key in SNAPSHOT_KEYS if key in schema}
         if "properties" in result:
             result["properties"] = {name: shape(value) for name, value in result["properties"].items()}
@@ -215,6 +213,24 @@ def shapes(document: dict) -> dict:
         kind: shape(operation["post"]["requestBody"]["content"]["application/json"]["schema"])
         for kind, operation in document["x-webhooks"].items()
     }
+
+
+def _merged(parts) -> dict:
+    """The parts of an `allOf` as one object: every part's properties, and what any part requires."""
+    merged: dict = {}
+    for part in parts:
+        properties = {**merged.get("properties", {}), **part.get("properties", {})}
+        required = list(dict.fromkeys([*merged.get("required", []), *part.get("required", [])]))
+        merged.update(part)
+        if properties:
+            merged["properties"] = properties
+        if required:
+            merged["required"] = required
+    return merged
+
+
+def _without(schema: dict, key: str) -> dict:
+    return {name: value for name, value in schema.items() if name != key}
 
 
 def incompatible_changes(before: dict, after: dict, path: str = "") -> list[str]:

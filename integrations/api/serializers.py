@@ -8,6 +8,7 @@ from api_framework.fields import InstantField, StrictBooleanField, TextField
 from api_framework.pagination import PageQuery
 from integrations.models import SUBSCRIBABLE_EVENTS, DeliveryStatus, EventKind
 from integrations.scopes import MAX_NETWORKS, Scope
+from tickets.payloads import TICKET_BLOCKS
 
 # Output serializers are the OpenAPI schema: `allow_null` marks what can be null, choices are
 # the enums, validators on output fields only document the shape (patterns).
@@ -94,6 +95,11 @@ class WebhookOut(serializers.Serializer):
     nome = serializers.CharField(source="name")
     url = serializers.CharField()
     eventos = serializers.ListField(source="events", child=serializers.ChoiceField(choices=SUBSCRIBABLE_CHOICES))
+    incluir = serializers.ListField(
+        source="blocks",
+        child=serializers.ChoiceField(choices=list(TICKET_BLOCKS)),
+        help_text="Blocos que as entregas acrescentam ao `data.ticket` (como `incluir` em GET /api/v1/tickets).",
+    )
     ativo = serializers.BooleanField(source="is_active")
     criado_em = serializers.DateTimeField(source="created_at")
     atualizado_em = serializers.DateTimeField(source="updated_at")
@@ -159,11 +165,32 @@ def _event_list(**kwargs) -> serializers.ListField:
     )
 
 
+@extend_schema_field({"type": "string", "enum": list(TICKET_BLOCKS)})
+class BlockNameField(TextField):
+    pass
+
+
+def _block_list(**kwargs) -> serializers.ListField:
+    return serializers.ListField(
+        source="blocks",
+        child=BlockNameField(max_length=100),
+        required=False,
+        max_length=20,
+        help_text=(
+            f"Blocos que as entregas deste webhook acrescentam ao `data.ticket`, entre {', '.join(TICKET_BLOCKS)} "
+            "(como `incluir` em GET /api/v1/tickets; repetidos contam uma vez); [] para nenhum. Os blocos são "
+            "lidos quando o evento é registrado: toda tentativa de uma entrega leva os mesmos bytes."
+        ),
+        **kwargs,
+    )
+
+
 class WebhookCreateIn(serializers.Serializer):
     # Fields map to webhook_create's arguments (source=).
     nome = TextField(source="name", max_length=100)
     url = WebhookUrlField(max_length=2048)
     eventos = _event_list()
+    incluir = _block_list()
 
 
 class WebhookUpdateIn(serializers.Serializer):
@@ -172,6 +199,7 @@ class WebhookUpdateIn(serializers.Serializer):
     url = WebhookUrlField(max_length=2048, required=False)
     eventos = _event_list(required=False)
     ativo = StrictBooleanField(source="is_active", required=False)
+    incluir = _block_list()
     regenerar_segredo = StrictBooleanField(
         source="regenerate_secret",
         required=False,

@@ -656,3 +656,30 @@ def test_an_avatar_over_the_size_cap_is_a_form_error_on_add_and_change(staff, or
     assert User.objects.count() == users_before
     agent.refresh_from_db()
     assert agent.avatar.name == ""
+
+
+# --- a webhook's `incluir` (issue 21) ---------------------------------------------------------------
+
+
+def test_webhook_blocks_are_set_shown_and_kept_in_the_admin(staff, organization, example_dns):
+    added = staff.post(admin_url("webhook", "add"), webhook_form(blocks=["contato", "atendente"]), follow=True)
+    webhook = Webhook.objects.get()
+    page = staff.get(admin_url("webhook", "change", webhook.pk)).content.decode()
+    renamed = staff.post(
+        admin_url("webhook", "change", webhook.pk), webhook_form(name="ERP 2", blocks=["atendente"]), follow=True
+    )
+
+    assert added.redirect_chain == renamed.redirect_chain == [(admin_url("webhook", "changelist"), 302)]
+    assert re.search(r'<input[^>]*value="contato"[^>]*checked', page)
+    webhook.refresh_from_db()
+    assert (webhook.name, webhook.blocks) == ("ERP 2", ["atendente"])
+
+
+def test_an_unknown_webhook_block_is_a_form_error_in_the_admin(staff, organization, example_dns):
+    response = staff.post(admin_url("webhook", "add"), webhook_form(blocks=["tags"]))
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "blocks": ["Faça uma escolha válida. tags não é uma das escolhas disponíveis."]
+    }
+    assert not Webhook.objects.exists()

@@ -41,6 +41,14 @@ def strict(schema, components):
         return schema
     if "$ref" in schema:
         return strict(components[schema["$ref"].rsplit("/", 1)[1]], components)
+    if len(schema.get("allOf", [])) > 1:  # a composition (a ticket and its blocks): one object, closed
+        parts = [strict(part, components) for part in schema["allOf"]]
+        return {
+            "type": "object",
+            "properties": {name: value for part in parts for name, value in part.get("properties", {}).items()},
+            "required": [name for part in parts for name in part.get("required", [])],
+            "additionalProperties": False,
+        }
     converted = {key: strict(value, components) for key, value in schema.items() if key not in ("nullable",)}
     if converted.get("type") == "object" and "properties" in converted:
         converted["additionalProperties"] = False

@@ -19,6 +19,7 @@ from urllib3.exceptions import MaxRetryError, NameResolutionError
 from integrations import delivery as delivery_module
 from integrations import tasks, webhook_urls
 from integrations.delivery import deliveries_claim_due, delivery_attempt, delivery_claim
+from integrations.events import delivery_resend
 from integrations.models import (
     DeliveryStatus,
     EventKind,
@@ -29,6 +30,7 @@ from integrations.models import (
 )
 from integrations.services import webhook_delete, webhook_update
 from tests.factories import make_agent_reply, make_test_delivery, make_ticket, make_webhook
+from tickets.services import ticket_update
 from tools.ports import free_port
 
 URL = "http://127.0.0.1:9/helpdesk"
@@ -886,3 +888,79 @@ def test_the_attempt_line_never_has_the_url_secret_body_signature_or_answer(orga
         assert value not in written
     for signature in signatures:
         assert signature not in written
+
+
+# --- `incluir` blocks (issue 21): rendered when the event is written, the same bytes on every attempt -----
+
+
+@pytest.fixture
+def with_blocks(organization, agent, partner):
+    """One agent reply on an assigned ticket, delivered to a webhook with both blocks and to one without."""
+    events = ["ticket.resposta_publica"]
+    full = make_webhook(organization, name="Com blocos", url=URL, events=events, blocks=["contato", "atendente"])
+    bare = make_webhook(organization, name="Sem blocos", url=URL, events=events)
+    ticket = ticket_update(ticket=make_ticket(organization), assignee=agent)
+    make_agent_reply(ticket, agent, body="Olá Maria, o pedido sai hoje.")
+    deliveries = WebhookDelivery.objects.select_related("event", "webhook")
+    return deliveries.get(webhook=full), deliveries.get(webhook=bare), ticket
+
+
+def test_a_webhook_with_blocks_is_sent_the_events_body_with_them_and_one_without_the_stored_bytes(
+    with_blocks, http, agent, partner
+):
+    full, bare, ticket = with_blocks
+    http.respond(FakeResponse(200), FakeResponse(200))
+
+    attempt(full)
+    attempt(bare)
+
+    sent_full, sent_bare = (call["body"] for call in http.calls)
+    assert sent_bare == bare.event.body.encode()
+    stored = json.loads(full.event.body)
+    blocks = {"atendente": {"id": str(agent.pk), "nome": agent.name}, "contato_id": str(ticket.requester_id)}
+    expected = {**stored, "data": {**stored["data"], "ticket": {**stored["data"]["ticket"], **blocks}}}
+    assert sent_full == json.dumps(expected, ensure_ascii=False, separators=(",", ":")).encode()
+    for delivery, call in zip((full, bare), http.calls, strict=True):
+        assert StandardWebhook(delivery.webhook.secret).verify(call["body"], call["headers"]) == json.loads(
+            call["body"]
+        )
+    # Push and pull carry the same blocks: the feed with the webhook's `incluir` shows what it was sent.
+    feed = partner.get("/api/v1/eventos", {"incluir": "atendente,contato"}).json()["data"]["itens"]
+    assert [item for item in feed if item["id"] == str(full.event_id)] == [json.loads(sent_full)]
+
+
+def test_every_attempt_of_a_delivery_with_blocks_sends_and_signs_the_same_bytes(with_blocks, http, agent):
+    full, _bare, ticket = with_blocks
+    http.respond(FakeResponse(500), FakeResponse(503), FakeResponse(200))
+
+    attempt(full, 0)
+    # Between attempts, the ticket and the webhook's setting change: the delivery keeps what it was made with.
+    ticket_update(ticket=ticket, unassign=True)
+    webhook_update(webhook=full.webhook, blocks=[])
+    attempt(full, 1)
+    attempt(full, 2)
+
+    bodies = {call["body"] for call in http.calls}
+    assert len(http.calls) == 3 and len(bodies) == 1
+    [body] = bodies
+    assert json.loads(body)["data"]["ticket"]["atendente"] == {"id": str(agent.pk), "nome": agent.name}
+    secret = stored(full).webhook.secret
+    for call in http.calls:
+        assert StandardWebhook(secret).verify(call["body"], call["headers"]) == json.loads(body)
+        timestamp, [signature] = service_signatures(call["headers"]["X-Service-Signature"])
+        assert hmac.compare_digest(signature, hex_hmac(secret, timestamp, body))
+    assert stored(full).status == DeliveryStatus.SUCCEEDED
+
+
+def test_a_resent_delivery_carries_the_blocks_of_the_one_resent(with_blocks, http):
+    full, _bare, _ticket = with_blocks
+    http.respond(FakeResponse(200), FakeResponse(200))
+    attempt(full)
+    webhook_update(webhook=full.webhook, blocks=[])
+
+    copy = delivery_resend(delivery=stored(full))
+    attempt(copy)
+
+    first, again = (call["body"] for call in http.calls)
+    assert again == first and b'"contato_id":' in again
+    assert copy.blocks == "atendente,contato"

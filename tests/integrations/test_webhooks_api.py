@@ -22,6 +22,7 @@ WEBHOOK_FIELDS = {
     "atualizado_em",
     "desativado_em",
     "motivo_desativacao",
+    "incluir",
 }
 
 pytestmark = pytest.mark.usefixtures("example_dns")
@@ -83,6 +84,7 @@ def test_create_returns_200_with_the_webhook_and_its_secret(manager, organizatio
         "nome": "CRM",
         "url": "https://hooks.example.com/helpdesk",
         "eventos": ["ticket.resposta_publica", "ticket.resolvido"],
+        "incluir": [],
         "ativo": True,
         "criado_em": data["criado_em"],
         "atualizado_em": data["atualizado_em"],
@@ -171,6 +173,7 @@ def test_list_returns_the_organizations_webhooks_without_secrets(manager, organi
         "nome": "Segundo",
         "url": "https://outro.example.com/h",
         "eventos": ALL_EVENTS,
+        "incluir": [],
         "ativo": True,
         "criado_em": body["data"][0]["criado_em"],
         "atualizado_em": body["data"][0]["atualizado_em"],
@@ -210,6 +213,7 @@ def test_read_returns_the_webhook_without_its_secret(manager, webhook):
             "nome": "Integração",
             "url": "https://hooks.example.com/helpdesk",
             "eventos": ["ticket.resposta_publica", "ticket.resolvido"],
+            "incluir": [],
             "ativo": True,
             "criado_em": body["data"]["criado_em"],
             "atualizado_em": body["data"]["atualizado_em"],
@@ -258,6 +262,7 @@ def test_update_changes_name_url_events_and_active_without_showing_the_secret(ma
             "nome": "CRM novo",
             "url": "https://outro.example.com/novo",
             "eventos": ["ticket.resolvido"],
+            "incluir": [],
             "ativo": False,
             "criado_em": body["data"]["criado_em"],
             "atualizado_em": body["data"]["atualizado_em"],

@@ -23,21 +23,26 @@ from tickets.api.attachment_serializers import AttachmentEventOut, AttachmentOut
 from tickets.api.contact_serializers import PartnerContactOut
 from tickets.api.panel_serializers import PanelReplyOut, PanelTicketOut
 from tickets.api.serializers import (
+    TICKET_BLOCK_SCHEMAS,
     AgentOut,
     DeletedTicketOut,
     ReplyPublicOut,
     StatusOut,
     TicketPublicOut,
+    TicketPublicWithBlocksOut,
     TicketSummaryOut,
+    TicketSummaryWithBlocksOut,
 )
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
 from tickets.models import Attachment, Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
 from tickets.payloads import (
     AGENT_COLUMNS,
+    ALL_TICKET_BLOCKS,
     ATTACHMENT_COLUMNS,
     CONTACT_COLUMNS,
     PANEL_ATTACHMENT_COLUMNS,
     PANEL_TICKET_COLUMNS,
+    TICKET_BLOCKS,
     TICKET_COLUMNS,
     agents_public,
     attachment_event,
@@ -50,8 +55,12 @@ from tickets.payloads import (
     reply_public,
     reply_row,
     status_public,
+    ticket_blocks,
+    ticket_blocks_by_name,
+    ticket_columns,
     ticket_new_public,
     ticket_panel_row,
+    ticket_public,
     ticket_row,
     ticket_summary,
     tickets_panel,
@@ -87,6 +96,7 @@ def test_each_payload_is_byte_for_byte_what_its_serializer_describes(generated):
     tombstones = list(TicketTombstone.objects.filter(organization=organization).order_by("number"))
     statuses = list(TicketStatus.objects.filter(organization=organization).order_by("position", "name"))
     contact_rows = Contact.objects.filter(organization=organization).order_by("-created_at", "-id")
+    rows_with_blocks = _rows(ticket_rows, ticket_columns(ALL_TICKET_BLOCKS))
 
     with mock.patch.object(signing.time, "time", return_value=1_800_000_000):  # one signing instant for both
         pairs = {
@@ -106,6 +116,36 @@ def test_each_payload_is_byte_for_byte_what_its_serializer_describes(generated):
                 [ticket_summary(row) for row in _rows(ticket_rows, TICKET_COLUMNS)],
                 TicketSummaryOut(tickets, many=True).data,
             ),
+            "TicketPublico with every block, from rows": (
+                tickets_public(_rows(ticket_rows, ticket_columns(ALL_TICKET_BLOCKS)), ALL_TICKET_BLOCKS),
+                TicketPublicWithBlocksOut(tickets, many=True).data,
+            ),
+            "TicketPublico with every block, in hand": (
+                [ticket_public(ticket, ALL_TICKET_BLOCKS) for ticket in tickets],
+                TicketPublicWithBlocksOut(tickets, many=True).data,
+            ),
+            "TicketPublico with every block, just created": (
+                ticket_new_public(made["new"], ALL_TICKET_BLOCKS),
+                TicketPublicWithBlocksOut(_stored(made["new"])[0]).data,
+            ),
+            "a webhook's ticket with every block": (
+                [
+                    {**ticket_summary(row), **keys}
+                    for row, keys in zip(rows_with_blocks, ticket_blocks(rows_with_blocks, ALL_TICKET_BLOCKS))
+                ],
+                TicketSummaryWithBlocksOut(tickets, many=True).data,
+            ),
+            "an event's blocks, by name": (
+                [ticket_blocks_by_name(row) for row in rows_with_blocks],
+                [{name: schema(ticket).data for name, schema in TICKET_BLOCK_SCHEMAS.items()} for ticket in tickets],
+            ),
+            **{
+                f"the block {name} alone": (
+                    ticket_blocks(_rows(ticket_rows, ticket_columns((name,))), (name,)),
+                    schema(tickets, many=True).data,
+                )
+                for name, schema in TICKET_BLOCK_SCHEMAS.items()
+            },
             "the panel's ticket from rows": (
                 tickets_panel(_rows(ticket_rows, PANEL_TICKET_COLUMNS)),
                 PanelTicketOut(tickets, many=True).data,
@@ -166,6 +206,16 @@ def test_each_payload_is_byte_for_byte_what_its_serializer_describes(generated):
         assert json_bytes(built) == json_bytes(described), shape
 
 
+def test_every_block_has_its_schema_in_the_same_order_and_no_more():
+    assert list(TICKET_BLOCK_SCHEMAS) == list(TICKET_BLOCKS) == list(ALL_TICKET_BLOCKS)
+    for name, block in TICKET_BLOCKS.items():
+        assert not set(block.columns) & set(TICKET_COLUMNS), name  # read only when asked for
+    # The composed schemas are the ticket's fields, then each block's, in the blocks' order.
+    block_fields = [field for schema in TICKET_BLOCK_SCHEMAS.values() for field in schema().fields]
+    assert list(TicketPublicWithBlocksOut().fields) == [*TicketPublicOut().fields, *block_fields]
+    assert list(TicketSummaryWithBlocksOut().fields) == [*TicketSummaryOut().fields, *block_fields]
+
+
 def _assert_every_variant_is_there(pairs: dict) -> None:
     """The generated data shows each shape with and without every optional part."""
     tickets = pairs["the panel's ticket from rows"][0]
@@ -179,6 +229,9 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     assert {reply["autor"]["tipo"] for reply in thread} == {"agente", "cliente"}
     for optional in ("atendente", "resolvido_em", "external_id"):
         assert {ticket[optional] is None for ticket in tickets} == {True, False}, optional
+    with_blocks = pairs["TicketPublico with every block, from rows"][0]
+    assert {ticket["atendente"] is None for ticket in with_blocks} == {True, False}
+    assert len({ticket["contato_id"] for ticket in with_blocks}) > 1
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}

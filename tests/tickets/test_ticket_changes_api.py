@@ -200,16 +200,26 @@ def test_an_internal_note_or_its_edit_neither_shows_up_nor_moves_atualizado_em(p
     assert "NOTA-INTERNA" not in partner.get(CHANGES).content.decode()
 
 
-def test_an_assignee_change_is_not_a_change_the_partner_sees(partner, organization, agent):
+def test_an_assignee_change_moves_the_ticket_and_the_atendente_block_shows_it(partner, organization, agent):
+    # Before issue 21 tickets showed no assignee and an assignee change moved nothing; `incluir=atendente` shows it.
     ticket = make_ticket(organization)
+    make_ticket(organization, subject="Outro")
     before = detail(partner, ticket)
     _, cursor = drain(partner)
 
     ticket_update(ticket=ticket, assignee=agent)
+    assigned = assert_success(
+        partner.get(CHANGES, {"desde": cursor, "incluir": "atendente"}), 200, "Alterações listadas."
+    )
     ticket_update(ticket=Ticket.objects.get(pk=ticket.pk), unassign=True)
+    seen, _ = drain(partner, cursor)
 
-    assert drain(partner, cursor)[0] == []
-    assert detail(partner, ticket) == before
+    assert [item["atendente"] for item in assigned["itens"]] == [{"id": str(agent.pk), "nome": agent.name}]
+    assert seen == [detail(partner, ticket)]
+    assert {key: value for key, value in seen[0].items() if key != "atualizado_em"} == {
+        key: value for key, value in before.items() if key != "atualizado_em"
+    }
+    assert utc(seen[0]["atualizado_em"]) > utc(before["atualizado_em"])
 
 
 def test_an_assignee_change_with_a_status_change_moves_the_ticket(partner, organization, agent):
@@ -252,19 +262,23 @@ def test_a_renamed_status_moves_the_tickets_that_show_it(partner, organization):
     assert seen[0]["status"]["cor"] == "#000000"
 
 
-def test_a_renamed_agent_moves_the_tickets_with_its_public_replies_only(partner, organization, agent):
+def test_a_renamed_agent_moves_the_tickets_with_its_public_replies_or_assigned_to_it_only(partner, organization, agent):
     replied = make_ticket(organization, subject="Respondido")
     make_agent_reply(replied, agent, body="Olá")
     noted = make_ticket(organization, subject="Só nota")
     make_agent_reply(noted, agent, body="Nota", internal=True)
+    assigned = ticket_update(ticket=make_ticket(organization, subject="Atribuído"), assignee=agent)
     _, cursor = drain(partner)
 
     agent_update(agent=agent, name="Beatriz Souza")
     agent_update(agent=agent, name="Beatriz Souza")  # the same name again: nothing changes
 
     seen, _ = drain(partner, cursor)
-    assert seen == [detail(partner, replied)]
-    assert seen[0]["respostas"][0]["autor"]["nome"] == "Beatriz Souza"
+    assert sorted(item["id"] for item in seen) == sorted([str(replied.pk), str(assigned.pk)])
+    assert [item for item in seen if item["id"] == str(replied.pk)] == [detail(partner, replied)]
+    assert detail(partner, replied)["respostas"][0]["autor"]["nome"] == "Beatriz Souza"
+    shown = partner.get(f"/api/v1/tickets/{assigned.pk}", {"incluir": "atendente"}).json()["data"]["atendente"]
+    assert shown == {"id": str(agent.pk), "nome": "Beatriz Souza"}
 
 
 def test_a_requester_whose_blank_e_mail_is_filled_moves_its_other_tickets(partner, organization):

@@ -1,5 +1,7 @@
 """Partner API v1: the organization's contacts (requesters), their tickets, and corrections to them."""
 
+from functools import partial
+
 from rest_framework.decorators import action
 
 from api_framework.pagination import page_payload
@@ -10,7 +12,7 @@ from tickets.api.contact_serializers import ContactListQuery, ContactUpdateIn
 from tickets.api.contact_views_docs import contact_docs
 from tickets.api.pages import ticket_list_payload
 from tickets.api.serializers import TicketListQuery
-from tickets.payloads import CONTACT_COLUMNS, TICKET_COLUMNS, contact_partner, contact_row, tickets_public
+from tickets.payloads import CONTACT_COLUMNS, contact_partner, contact_row, ticket_columns, tickets_public
 from tickets.selectors import contact_get, contact_page, contact_row_get
 from tickets.services import contact_update
 
@@ -56,7 +58,12 @@ class ContactViewSet(PartnerViewSet):
     def tickets(self, request, **kwargs):
         contact = contact_get(organization=self.organization, contact_id=kwargs["id"])  # the 404 before the 422
         query = TicketListQuery.from_request(request, self.organization)
+        blocks = query.blocks
         payload = ticket_list_payload(
-            query, self.organization, columns=TICKET_COLUMNS, build=tickets_public, requester_id=contact.pk
+            query,
+            self.organization,
+            columns=ticket_columns(blocks),
+            build=partial(tickets_public, blocks=blocks),
+            requester_id=contact.pk,
         )
         return EnvelopeResponse(payload, message="Tickets listados.")

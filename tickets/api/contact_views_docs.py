@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from api_framework.schema import envelope, errors, page_of
 from tickets.api.contact_serializers import ContactListQuery, ContactUpdateIn, PartnerContactOut
-from tickets.api.serializers import LIST_CURSOR_OUT, TicketListQuery, TicketPublicOut
+from tickets.api.serializers import LIST_CURSOR_OUT, TicketListQuery, TicketPublicWithBlocksOut
 from tickets.api.views_docs import TAGS
 
 CONTACT_NOT_FOUND = "Contato não encontrado (campo `id`); um id que não é UUID ou de outra organização responde igual."
@@ -66,7 +66,8 @@ contact_docs = extend_schema_view(
         parameters=[TicketListQuery],
         responses={
             200: envelope(
-                "TicketsDoContatoListados", page_of("PaginaTicketDoContato", TicketPublicOut, **LIST_CURSOR_OUT)
+                "TicketsDoContatoListados",
+                page_of("PaginaTicketDoContato", TicketPublicWithBlocksOut, **LIST_CURSOR_OUT),
             ),
             **errors(404, descriptions={404: CONTACT_NOT_FOUND}),
         },

@@ -9,15 +9,17 @@ from django.core.validators import EmailValidator
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 
 from api_framework.fields import EmailTextField, InstantField, TextField
 from api_framework.pagination import PageQuery
-from api_framework.schema import EMAIL_PATTERN
+from api_framework.schema import EMAIL_PATTERN, AllOfBases
 from foundation.feeds import CursorExpired, cursor_dumps, cursor_loads
 from foundation.retention import retention
 from helpdesk.api.avatars import avatar_url
 from tickets.exceptions import ChangesCursorExpired
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
+from tickets.payloads import TICKET_BLOCKS, ticket_blocks_chosen, ticket_blocks_unknown, ticket_blocks_unknown_message
 from tickets.selectors import DEFAULT_ORDER, ORDERS
 from tickets.services import RequesterData
 
@@ -100,6 +102,123 @@ class TicketSummaryOut(serializers.Serializer):
 
 class TicketPublicOut(TicketSummaryOut):
     respostas = ReplyPublicOut(source="public_replies", many=True)
+
+
+class AgentRefOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    nome = serializers.CharField(source="name")
+
+
+# --- optional blocks (`incluir`): the schema of each block of tickets.payloads.TICKET_BLOCKS -----------
+# A block's keys are optional here: a ticket has them exactly when `incluir` names the block. The
+# docstrings are the components' descriptions.
+
+
+class AssigneeBlockOut(serializers.Serializer):
+    """Bloco `atendente` (`incluir=atendente`): quem atende o ticket."""
+
+    atendente = AgentRefOut(
+        source="assignee",
+        allow_null=True,
+        required=False,
+        help_text="O atendente do ticket (`id` e `nome`, como em GET /api/v1/atendentes), ou null sem atendente.",
+    )
+
+
+class ContactBlockOut(serializers.Serializer):
+    """Bloco `contato` (`incluir=contato`): o contato solicitante."""
+
+    contato_id = serializers.UUIDField(
+        source="requester_id",
+        required=False,
+        help_text="O id do contato solicitante do ticket (o mesmo contato para os tickets dele).",
+    )
+
+
+# By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
+TICKET_BLOCK_SCHEMAS = {"atendente": AssigneeBlockOut, "contato": ContactBlockOut}
+
+
+def _with_blocks(name: str, ticket, description: str) -> type:
+    parts = (AllOfBases, ticket, *TICKET_BLOCK_SCHEMAS.values())
+    return type(name, parts, {"__module__": __name__, "__doc__": description})
+
+
+TicketPublicWithBlocksOut = _with_blocks(
+    "TicketPublicWithBlocksOut",
+    TicketPublicOut,
+    "TicketPublico (TicketPublicOut), e depois dele as chaves dos blocos pedidos em `incluir`, na ordem dos "
+    "blocos. Sem `incluir`, exatamente TicketPublicOut.",
+)
+TicketSummaryWithBlocksOut = _with_blocks(
+    "TicketSummaryWithBlocksOut",
+    TicketSummaryOut,
+    "O ticket de um evento (TicketSummaryOut), e depois dele as chaves dos blocos do `incluir` do webhook ou do "
+    "feed. Sem `incluir`, exatamente TicketSummaryOut.",
+)
+
+INCLUIR_NAMES = "|".join(TICKET_BLOCKS)
+INCLUIR_HELP = (
+    f"Blocos a acrescentar a cada ticket, separados por vírgula, sem espaços: {', '.join(TICKET_BLOCKS)} "
+    "(um nome repetido conta uma vez; o parâmetro também pode se repetir). Cada bloco traz chaves a mais no "
+    "ticket, depois das do TicketPublico; sem `incluir`, o ticket é exatamente o TicketPublico. Um nome "
+    "desconhecido é um 422 em `incluir`."
+)
+
+
+INCLUIR_MAX_LENGTH = 255
+
+
+@extend_schema_field(
+    {"type": "string", "maxLength": INCLUIR_MAX_LENGTH, "pattern": rf"^(({INCLUIR_NAMES})?,)*({INCLUIR_NAMES})?$"}
+)
+class BlocksField(serializers.Field):
+    """`incluir`: the blocks asked for, known names only, each once, in the blocks' order (a tuple); absent
+    or empty, none."""
+
+    default_error_messages = {
+        "invalid": "Informe um texto.",
+        "max_length": f"Certifique-se de que este campo não tenha mais de {INCLUIR_MAX_LENGTH} caracteres.",
+    }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", INCLUIR_HELP)
+        super().__init__(required=False, **kwargs)
+
+    def get_value(self, dictionary):
+        if not hasattr(dictionary, "getlist") or self.field_name not in dictionary:
+            return super().get_value(dictionary)
+        return ",".join(value for value in dictionary.getlist(self.field_name) if value)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if len(data) > INCLUIR_MAX_LENGTH:
+            self.fail("max_length")
+        names = [name for name in data.split(",") if name]
+        unknown = ticket_blocks_unknown(names)
+        if unknown:
+            raise serializers.ValidationError(ticket_blocks_unknown_message(unknown))
+        return ticket_blocks_chosen(names)
+
+    def to_representation(self, value):
+        return ",".join(value)
+
+
+class BlocksQuery(serializers.Serializer):
+    # The query string of an answer with one ticket (read, create, resolve, reopen).
+    incluir = BlocksField()
+
+    @classmethod
+    def blocks_of(cls, request, *, first=None) -> tuple[str, ...]:
+        """The blocks asked for. A bad `incluir` is a 422, after `first()` when given: the lookup whose 404
+        comes before any validation error."""
+        query = cls(data=request.query_params)
+        if not query.is_valid():
+            if first is not None:
+                first()
+            raise ValidationError(query.errors)
+        return query.validated_data.get("incluir", ())
 
 
 class AgentOut(serializers.Serializer):
@@ -248,7 +367,13 @@ class TicketPageQuery(PageQuery):
 
     @property
     def filters(self) -> dict:
-        return {name: value for name, value in super().filters.items() if name != "order"}
+        """What narrows the list; the order and the `incluir` blocks shape it instead."""
+        return {name: value for name, value in super().filters.items() if name not in ("order", "incluir")}
+
+    @property
+    def blocks(self) -> tuple[str, ...]:
+        """The `incluir` blocks asked for (the partner's list only)."""
+        return self.validated_data.get("incluir", ())
 
     @property
     def order(self) -> str:
@@ -363,6 +488,8 @@ class TicketListQuery(TicketPageQuery):
         ),
     )
 
+    incluir = BlocksField()
+
     def validate_ordenacao(self, value: str) -> str:
         return ORDERINGS[value]
 
@@ -394,6 +521,7 @@ class TicketChangesQuery(serializers.Serializer):
         ),
     )
     limite = serializers.IntegerField(required=False, default=FEED_LIMIT, min_value=1, max_value=FEED_LIMIT)
+    incluir = BlocksField()
 
     @classmethod
     def from_request(cls, request, organization) -> "TicketChangesQuery":
@@ -429,7 +557,7 @@ class DeletedTicketOut(serializers.Serializer):
 
 
 class TicketChangesOut(serializers.Serializer):
-    itens = TicketPublicOut(many=True, help_text="Tickets alterados, da alteração mais antiga à mais nova.")
+    itens = TicketPublicWithBlocksOut(many=True, help_text="Tickets alterados, da alteração mais antiga à mais nova.")
     excluidos = DeletedTicketOut(
         many=True,
         help_text="Tickets excluídos nesta página, da exclusão mais antiga à mais nova: apague-os da cópia.",

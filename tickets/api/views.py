@@ -1,5 +1,7 @@
 """Partner API v1: thin viewsets over tickets' services and selectors."""
 
+from functools import partial
+
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 
@@ -8,16 +10,23 @@ from api_framework.responses import EnvelopeResponse
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.pages import ticket_list_payload
-from tickets.api.serializers import ReplyIn, TicketChangesQuery, TicketCreateIn, TicketListQuery, changes_cursor
+from tickets.api.serializers import (
+    BlocksQuery,
+    ReplyIn,
+    TicketChangesQuery,
+    TicketCreateIn,
+    TicketListQuery,
+    changes_cursor,
+)
 from tickets.api.views_docs import agent_docs, ticket_docs
 from tickets.payloads import (
     AGENT_COLUMNS,
-    TICKET_COLUMNS,
     agents_public,
     reply_public,
     reply_row,
+    ticket_columns,
     ticket_new_public,
-    ticket_row,
+    ticket_public,
     tickets_public,
     tombstone_public,
 )
@@ -49,26 +58,33 @@ class TicketViewSet(PartnerViewSet):
 
     def list(self, request):
         query = TicketListQuery.from_request(request, self.organization)
-        payload = ticket_list_payload(query, self.organization, columns=TICKET_COLUMNS, build=tickets_public)
+        blocks = query.blocks
+        payload = ticket_list_payload(
+            query, self.organization, columns=ticket_columns(blocks), build=partial(tickets_public, blocks=blocks)
+        )
         return EnvelopeResponse(payload, message="Tickets listados.")
 
     def create(self, request):
+        blocks = BlocksQuery.blocks_of(request)
         payload = TicketCreateIn(data=request.data)
         payload.is_valid(raise_exception=True)
         ticket, created = ticket_create(organization=self.organization, **payload.validated_data)
         if created:
-            return EnvelopeResponse(ticket_new_public(ticket), message="Ticket criado.", status=201)
-        data = tickets_public([ticket_row(ticket)])[0]
-        return EnvelopeResponse(data, message="Ticket já existente para este external_id.")
+            return EnvelopeResponse(ticket_new_public(ticket, blocks), message="Ticket criado.", status=201)
+        return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket já existente para este external_id.")
 
     @action(detail=False, methods=["get"], url_path="alteracoes")
     def changes(self, request):
         query = TicketChangesQuery.from_request(request, self.organization).validated_data
+        blocks = query.get("incluir", ())
         page = ticket_changes(
-            organization=self.organization, start=query.get("desde"), limit=query["limite"], columns=TICKET_COLUMNS
+            organization=self.organization,
+            start=query.get("desde"),
+            limit=query["limite"],
+            columns=ticket_columns(blocks),
         )
         payload = {
-            "itens": tickets_public(page.tickets),
+            "itens": tickets_public(page.tickets, blocks),
             "excluidos": [tombstone_public(tombstone) for tombstone in page.deleted],
             "proximo_cursor": changes_cursor(page.next, self.organization),
             "tem_mais": page.has_more,
@@ -76,8 +92,11 @@ class TicketViewSet(PartnerViewSet):
         return EnvelopeResponse(payload, message="Alterações listadas.")
 
     def retrieve(self, request, **kwargs):
-        row = ticket_row_get(organization=self.organization, ticket_id=kwargs["id"], columns=TICKET_COLUMNS)
-        return EnvelopeResponse(tickets_public([row])[0], message="Ticket encontrado.")
+        blocks = BlocksQuery.blocks_of(
+            request, first=lambda: ticket_get(organization=self.organization, ticket_id=kwargs["id"])
+        )
+        row = ticket_row_get(organization=self.organization, ticket_id=kwargs["id"], columns=ticket_columns(blocks))
+        return EnvelopeResponse(tickets_public([row], blocks)[0], message="Ticket encontrado.")
 
     @action(detail=True, methods=["post"], url_path="respostas")
     def replies(self, request, **kwargs):
@@ -92,13 +111,19 @@ class TicketViewSet(PartnerViewSet):
 
     @action(detail=True, methods=["post"], url_path="resolver", takes_body=False)
     def resolve(self, request, **kwargs):
+        blocks = BlocksQuery.blocks_of(
+            request, first=lambda: ticket_get(organization=self.organization, ticket_id=kwargs["id"])
+        )
         ticket = ticket_resolve_by_customer(organization=self.organization, ticket_id=kwargs["id"])
-        return EnvelopeResponse(tickets_public([ticket_row(ticket)])[0], message="Ticket resolvido.")
+        return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket resolvido.")
 
     @action(detail=True, methods=["post"], url_path="reabrir", takes_body=False)
     def reopen(self, request, **kwargs):
+        blocks = BlocksQuery.blocks_of(
+            request, first=lambda: ticket_get(organization=self.organization, ticket_id=kwargs["id"])
+        )
         ticket = ticket_reopen_by_customer(organization=self.organization, ticket_id=kwargs["id"])
-        return EnvelopeResponse(tickets_public([ticket_row(ticket)])[0], message="Ticket reaberto.")
+        return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket reaberto.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, resposta, **kwargs):

@@ -7,13 +7,14 @@ from api_framework.schema import envelope, errors, page_of
 from tickets.api.serializers import (
     LIST_CURSOR_OUT,
     AgentOut,
+    BlocksQuery,
     ReplyIn,
     ReplyPublicOut,
     TicketChangesOut,
     TicketChangesQuery,
     TicketCreateIn,
     TicketListQuery,
-    TicketPublicOut,
+    TicketPublicWithBlocksOut,
 )
 
 TAGS = ["Parceiros v1"]
@@ -49,7 +50,9 @@ ticket_docs = extend_schema_view(
         ),
         parameters=[TicketListQuery],
         responses={
-            200: envelope("TicketsListados", page_of("PaginaTicketPublico", TicketPublicOut, **LIST_CURSOR_OUT))
+            200: envelope(
+                "TicketsListados", page_of("PaginaTicketPublico", TicketPublicWithBlocksOut, **LIST_CURSOR_OUT)
+            )
         },
     ),
     create=extend_schema(
@@ -59,12 +62,12 @@ ticket_docs = extend_schema_view(
             "Cria um ticket em nome do solicitante, que vira um contato da organização (reaproveitado pelo "
             "`external_id` do solicitante ou, sem ele, pelo e-mail)."
         ),
-        parameters=[IDEMPOTENCY_KEY],
+        parameters=[IDEMPOTENCY_KEY, BlocksQuery],
         request=TicketCreateIn,
         responses={
-            201: OpenApiResponse(envelope("TicketCriado", TicketPublicOut), description="Ticket criado."),
+            201: OpenApiResponse(envelope("TicketCriado", TicketPublicWithBlocksOut), description="Ticket criado."),
             200: OpenApiResponse(
-                envelope("TicketExistente", TicketPublicOut),
+                envelope("TicketExistente", TicketPublicWithBlocksOut),
                 description="A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado.",
             ),
             **errors(409, descriptions={409: "Requisição com o mesmo Idempotency-Key ainda em andamento."}),
@@ -93,8 +96,9 @@ ticket_docs = extend_schema_view(
         operation_id="v1_tickets_retrieve",
         tags=TAGS,
         description="Um ticket com as suas respostas públicas (notas internas nunca aparecem).",
+        parameters=[BlocksQuery],
         responses={
-            200: envelope("TicketEncontrado", TicketPublicOut),
+            200: envelope("TicketEncontrado", TicketPublicWithBlocksOut),
             **errors(404, descriptions={404: TICKET_NOT_FOUND}),
         },
     ),
@@ -127,10 +131,10 @@ ticket_docs = extend_schema_view(
             "organização e ganha `resolvido_em`. Já resolvido, nada muda (200). Não leva corpo. Nenhum evento é "
             "registrado nem webhook disparado; os atendentes veem a mudança no ticket, feita pelo cliente via API."
         ),
-        parameters=[IDEMPOTENCY_KEY],
+        parameters=[IDEMPOTENCY_KEY, BlocksQuery],
         request=None,
         responses={
-            200: envelope("TicketResolvido", TicketPublicOut),
+            200: envelope("TicketResolvido", TicketPublicWithBlocksOut),
             **errors(
                 404,
                 409,
@@ -147,10 +151,10 @@ ticket_docs = extend_schema_view(
             "`aberto` da organização e `resolvido_em` fica nulo. Já `aberto` ou `em_andamento`, nada muda (200). "
             "Não leva corpo. Nenhum evento é registrado nem webhook disparado."
         ),
-        parameters=[IDEMPOTENCY_KEY],
+        parameters=[IDEMPOTENCY_KEY, BlocksQuery],
         request=None,
         responses={
-            200: envelope("TicketReaberto", TicketPublicOut),
+            200: envelope("TicketReaberto", TicketPublicWithBlocksOut),
             **errors(
                 404,
                 409,
