@@ -57,8 +57,15 @@ def test_the_contact_list_runs_3_statements_whatever_the_page_size_and_filters(
 @pytest.mark.parametrize("per_page", [1, 100])
 @pytest.mark.parametrize(
     "filters",
-    [{}, {"prioridade": "alta", "busca": "ticket 1"}, {"cursor": ""}],
-    ids=["none", "prioridade-busca", "cursor"],
+    [
+        {},
+        {"prioridade": "alta", "busca": "ticket 1"},
+        {"cursor": ""},
+        {"status": ["aberto", "resolvido"], "ordenacao": "numero", "atualizado_desde": "2000-01-01T00:00:00Z"},
+        {"incluir": "atendente,contato"},
+        {"incluir": "contato", "cursor": "", "ordenacao": "-atualizado_em"},
+    ],
+    ids=["none", "prioridade-busca", "cursor", "status-ordenacao-atualizado_desde", "incluir", "incluir-cursor"],
 )
 def test_a_contacts_tickets_run_5_statements_whatever_the_page_size_and_filters(
     partner, busy_contact, per_page, filters

@@ -141,8 +141,9 @@ def test_a_customer_reply_reads_its_ticket_once_under_the_lock(partner, organiza
         ("reabrir", "resolvido", "reopen", ["key", "ticket (locked)", "replies"]),
     ],
 )
+@pytest.mark.parametrize("incluir", ["", "?incluir=atendente,contato"])
 def test_resolve_and_reopen_read_the_ticket_once_under_the_lock(
-    partner, organization, agent, action, back, budget, reads
+    partner, organization, agent, action, back, budget, reads, incluir
 ):
     busy_tickets(organization, agent, 1)
     ticket = organization.tickets.get()
@@ -151,7 +152,7 @@ def test_resolve_and_reopen_read_the_ticket_once_under_the_lock(
     ticket_update(ticket=Ticket.objects.get(pk=ticket.pk), status=status_of(organization, back))
 
     with CaptureQueriesContext(connection) as captured:
-        response = partner.post(f"{TICKETS}/{ticket.pk}/{action}")
+        response = partner.post(f"{TICKETS}/{ticket.pk}/{action}{incluir}")
 
     sql = [query["sql"] for query in captured.captured_queries]
     assert response.status_code == 200, response.content

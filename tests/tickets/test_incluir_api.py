@@ -223,6 +223,72 @@ def test_an_idempotency_key_replays_the_answer_of_the_same_incluir_and_refuses_a
     assert Ticket.objects.count() == 1
 
 
+# --- a contact's tickets, the customer's resolve and reopen (the other answers with tickets) --------------
+
+
+def test_a_contacts_tickets_carry_the_blocks_asked_for(partner, organization, assigned):
+    agent, ticket, _other = assigned
+    path = f"/api/v1/contatos/{ticket.requester_id}/tickets"
+
+    plain = partner.get(path)
+    with_blocks = partner.get(path, {"incluir": "contato,atendente"})
+
+    assert with_blocks.status_code == 200, with_blocks.content
+    items = with_blocks.json()["data"]["data"]
+    assert [without_blocks(item) for item in items] == plain.json()["data"]["data"]
+    assert [list(item)[-2:] for item in items] == [["atendente", "contato_id"]] * len(items)
+    assert {item["id"]: (item["atendente"], item["contato_id"]) for item in items}[str(ticket.pk)] == (
+        {"id": str(agent.pk), "nome": "Carla Suporte"},
+        str(ticket.requester_id),
+    )
+    assert partner.get(path, {"incluir": ""}).content == plain.content
+
+
+@pytest.mark.parametrize(("action", "message"), [("resolver", "Ticket resolvido."), ("reabrir", "Ticket reaberto.")])
+def test_the_customers_resolve_and_reopen_answer_the_blocks_asked_for(partner, assigned, action, message):
+    agent, ticket, _other = assigned
+    path = f"{TICKETS}/{ticket.pk}/{action}"
+
+    response = partner.post(f"{path}?incluir=atendente,contato")
+
+    body = assert_success(response, 200, message)
+    assert {key: body[key] for key in ("atendente", "contato_id")} == blocks_of(ticket, agent)
+    assert list(body)[-2:] == ["atendente", "contato_id"]
+    plain = partner.post(path).json()["data"]  # the ticket is where the first call left it: nothing moves
+    assert "atendente" not in plain and "contato_id" not in plain
+    assert without_blocks(body) == plain
+
+
+@pytest.mark.parametrize("action", ["resolver", "reabrir"])
+def test_a_bad_incluir_on_resolve_or_reopen_is_a_422_and_moves_nothing(partner, organization, assigned, action):
+    _agent, ticket, _other = assigned
+    before = Ticket.objects.values("status_id", "updated_at").get(pk=ticket.pk)
+
+    response = partner.post(f"{TICKETS}/{ticket.pk}/{action}?incluir=tags")
+
+    assert_exact_validation_error(response, {"incluir": [UNKNOWN_TAGS]})
+    assert Ticket.objects.values("status_id", "updated_at").get(pk=ticket.pk) == before
+
+
+@pytest.mark.parametrize("action", ["resolver", "reabrir"])
+def test_resolve_or_reopen_of_another_organizations_ticket_is_a_404_before_a_bad_incluir(
+    partner, other_organization, action
+):
+    theirs = make_ticket(other_organization)
+
+    for query in ("", "?incluir=atendente", "?incluir=tags"):
+        assert_ticket_not_found(partner.post(f"{TICKETS}/{theirs.pk}/{action}{query}"))
+
+
+def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, other_organization):
+    theirs = make_ticket(other_organization)
+
+    for query in ("", "?incluir=atendente", "?incluir=tags"):
+        response = partner.get(f"/api/v1/contatos/{theirs.requester_id}/tickets{query}")
+        assert response.status_code == 404, response.content
+        assert response.json()["message"] == "Contato não encontrado."
+
+
 # --- unknown names ---------------------------------------------------------------------------------
 
 
@@ -358,6 +424,9 @@ TICKET_ORDER = [
         ("/api/v1/tickets/{id}", "get"),
         ("/api/v1/tickets/alteracoes", "get"),
         ("/api/v1/eventos", "get"),
+        ("/api/v1/tickets/{id}/resolver", "post"),
+        ("/api/v1/tickets/{id}/reabrir", "post"),
+        ("/api/v1/contatos/{id}/tickets", "get"),
     ],
 )
 def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema, path, method):
@@ -387,6 +456,24 @@ def test_answers_with_blocks_conform_to_the_published_schema(partner, assigned, 
         ("GET", CHANGES, CHANGES, partner.get(CHANGES + incluir)),
         ("POST", TICKETS, TICKETS, partner.post(TICKETS + incluir, TICKET_BODY, format="json")),
         ("GET", "/api/v1/eventos", "/api/v1/eventos", partner.get("/api/v1/eventos" + incluir)),
+        (
+            "GET",
+            f"/api/v1/contatos/{ticket.requester_id}/tickets",
+            "/api/v1/contatos/{id}/tickets",
+            partner.get(f"/api/v1/contatos/{ticket.requester_id}/tickets{incluir}"),
+        ),
+        (
+            "POST",
+            f"{TICKETS}/{ticket.pk}/resolver",
+            "/api/v1/tickets/{id}/resolver",
+            partner.post(f"{TICKETS}/{ticket.pk}/resolver{incluir}"),
+        ),
+        (
+            "POST",
+            f"{TICKETS}/{ticket.pk}/reabrir",
+            "/api/v1/tickets/{id}/reabrir",
+            partner.post(f"{TICKETS}/{ticket.pk}/reabrir{incluir}"),
+        ),
     ]:
         assert response.status_code in (200, 201), (path, response.content)
         assert_conforms(documented, method, template, response)
