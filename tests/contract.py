@@ -6,8 +6,9 @@ text, never against the service's own constants.
 
 import re
 
-# The ticket of a webhook payload (TicketSummaryOut): the public ticket without its replies.
-TICKET_SUMMARY_FIELDS = {
+# The ticket of a webhook payload (TicketSummaryOut): the public ticket without its replies, in the
+# contract's order of keys.
+TICKET_SUMMARY_ORDER = [
     "id",
     "numero",
     "assunto",
@@ -21,7 +22,8 @@ TICKET_SUMMARY_FIELDS = {
     "criado_em",
     "atualizado_em",
     "resolvido_em",
-}
+]
+TICKET_SUMMARY_FIELDS = set(TICKET_SUMMARY_ORDER)
 # A ticket of the partner API (/api/v1/tickets): the summary and its public replies.
 TICKET_FIELDS = TICKET_SUMMARY_FIELDS | {"respostas"}
 # A ticket of the agent panel (/api/tickets): also its assignee, and replies that include internal notes.

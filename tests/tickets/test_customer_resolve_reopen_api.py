@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from helpdesk.models import AuditRecord
 from integrations.models import IdempotencyRecord, WebhookDelivery, WebhookEvent
 from tests.assertions import assert_error, assert_success, utc
-from tests.contract import error_envelope
+from tests.contract import TICKET_SUMMARY_ORDER, error_envelope
 from tests.factories import credential_of, make_agent_reply, make_customer_reply, make_ticket, make_webhook, status_of
 from tickets.models import StatusCategory, Ticket
 from tickets.services import RequesterData, status_create, status_delete, ticket_update
@@ -89,22 +89,7 @@ def test_resolve_answers_200_with_the_ticket_exactly_as_get_shows_it(partner, ti
     assert utc(data["resolvido_em"]) == ticket.resolved_at
     assert utc(data["atualizado_em"]) == ticket.updated_at
     assert [reply["mensagem"] for reply in data["respostas"]] == ["Não chegou."]
-    assert list(data) == [
-        "id",
-        "numero",
-        "assunto",
-        "descricao",
-        "prioridade",
-        "canal_origem",
-        "status",
-        "solicitante",
-        "external_id",
-        "origem_sistema",
-        "criado_em",
-        "atualizado_em",
-        "resolvido_em",
-        "respostas",
-    ]
+    assert list(data) == [*TICKET_SUMMARY_ORDER, "respostas"]
 
 
 def test_reopen_answers_200_with_the_ticket_exactly_as_get_shows_it(partner, ticket):

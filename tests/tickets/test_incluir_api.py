@@ -11,7 +11,7 @@ from django.test import Client
 from api_framework.envelope import json_bytes
 from helpdesk.actors import SYSTEM
 from tests.assertions import assert_exact_validation_error, assert_success, assert_ticket_not_found, row_counts
-from tests.contract import TICKET_BODY, TICKET_FIELDS
+from tests.contract import TICKET_BODY, TICKET_FIELDS, TICKET_SUMMARY_ORDER
 from tests.factories import make_agent, make_agent_reply, make_ticket
 from tests.test_openapi_conformance import assert_conforms
 from tickets.models import Ticket
@@ -380,7 +380,7 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
     components = schema["components"]["schemas"]
 
     ticket = components["TicketPublicOut"]
-    assert list(ticket["properties"]) == [*TICKET_ORDER, "respostas"]
+    assert list(ticket["properties"]) == [*TICKET_SUMMARY_ORDER, "respostas"]
     assert sorted(ticket["required"]) == sorted(TICKET_FIELDS)
     assert components["TicketPublicWithBlocksOut"]["allOf"] == [
         {"$ref": "#/components/schemas/TicketPublicOut"},
@@ -397,23 +397,6 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         "format": "uuid",
         "description": components["ContactBlockOut"]["properties"]["contato_id"]["description"],
     }
-
-
-TICKET_ORDER = [
-    "id",
-    "numero",
-    "assunto",
-    "descricao",
-    "prioridade",
-    "canal_origem",
-    "status",
-    "solicitante",
-    "external_id",
-    "origem_sistema",
-    "criado_em",
-    "atualizado_em",
-    "resolvido_em",
-]
 
 
 @pytest.mark.parametrize(
