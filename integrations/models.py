@@ -78,6 +78,7 @@ class EventKind(models.TextChoices):
     ASSIGNED = "ticket.atribuido", "Ticket atribuído"
     ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
     DELETED = "ticket.excluido", "Ticket excluído"
+    FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
     CONTACT_ANONYMIZED = "contato.anonimizado", "Contato anonimizado"
     TEST = "webhook.teste", "Teste"
 

@@ -32,6 +32,7 @@ from foundation.rows import row_type
 from helpdesk.models import AuditRecord, Organization
 from helpdesk.selectors import object_by_id
 from tickets.exceptions import ContactNotFound, ReplyNotFound, StatusNotFound, TicketNotFound
+from tickets.fields.selectors import field_filter_condition
 from tickets.models import (
     Contact,
     Reply,
@@ -82,6 +83,7 @@ def _filtered(
     updated_since=None,
     created_since=None,
     created_until=None,
+    custom_field_filters=(),
 ) -> QuerySet[Ticket]:
     """The organization's tickets in `order` (newest first by default); filters combine with AND; `search` as
     DESIGN.md, Tickets. Every filter is a condition an index starting with the organization answers."""
@@ -115,6 +117,8 @@ def _filtered(
         tickets = tickets.filter(requester_id__in=contacts.filter(email=email).values("pk"))
     if _is_given(search):
         tickets = tickets.filter(_search_condition(organization, search))
+    for field_filter in custom_field_filters or ():
+        tickets = tickets.filter(field_filter_condition(field_filter))
     return tickets.order_by(*ORDERS[order])
 
 

@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError
 
 from api_framework.pagination import PageQuery, page_payload
 from api_framework.responses import EnvelopeResponse
+from helpdesk.actors import PARTNER
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.pages import ticket_list_payload
@@ -25,6 +26,7 @@ from tickets.payloads import (
     reply_public,
     reply_row,
     ticket_columns,
+    ticket_fields_public,
     ticket_new_public,
     ticket_public,
     tickets_public,
@@ -36,6 +38,7 @@ from tickets.services import (
     reply_edit_as_customer,
     reply_ensure_editable_by_customer,
     ticket_create,
+    ticket_fields_set,
     ticket_reopen_by_customer,
     ticket_resolve_by_customer,
 )
@@ -54,6 +57,7 @@ class TicketViewSet(PartnerViewSet):
         "reply": Scope.REPLIES_WRITE,
         "resolve": Scope.TICKETS_WRITE,
         "reopen": Scope.TICKETS_WRITE,
+        "fields": Scope.TICKETS_WRITE,
     }
 
     def list(self, request):
@@ -124,6 +128,12 @@ class TicketViewSet(PartnerViewSet):
         )
         ticket = ticket_reopen_by_customer(organization=self.organization, ticket_id=kwargs["id"])
         return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket reaberto.")
+
+    @action(detail=True, methods=["patch"], url_path="campos")
+    def fields(self, request, **kwargs):
+        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
+        ticket = ticket_fields_set(ticket=ticket, values=request.data, actor=PARTNER)
+        return EnvelopeResponse(ticket_fields_public(ticket), message="Campos atualizados.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, resposta, **kwargs):
