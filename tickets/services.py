@@ -629,6 +629,27 @@ def ticket_fields_set(*, ticket: Ticket, values, actor: Actor) -> Ticket:
     return ticket
 
 
+def ticket_fields_set_by_customer(*, organization: Organization, ticket_id, values) -> Ticket:
+    """PATCH /api/v1/tickets/{id}/campos: ticket_fields_set for the partner, the ticket read once, under its row
+    lock (another organization's or a missing one is TicketNotFound, before the values are looked at). Errors are
+    raised after the block, as in reply_create_by_customer."""
+    error: Exception | None = None
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket_of(organization, ticket_id)
+        if ticket is None:
+            error = TicketNotFound()
+        else:
+            try:
+                cleaned = custom_values_clean(organization_id=organization.pk, values=values, actor=PARTNER)
+            except ValidationFailed as refused:
+                error = refused
+            else:
+                _fields_write(ticket, cleaned, PARTNER)
+    if error is not None:
+        raise error
+    return ticket
+
+
 def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor) -> None:
     """Checked values (custom_values_clean) onto a ticket read under its row lock."""
     definitions = field_definitions(ticket.organization_id)

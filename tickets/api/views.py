@@ -7,7 +7,6 @@ from rest_framework.exceptions import ValidationError
 
 from api_framework.pagination import PageQuery, page_payload
 from api_framework.responses import EnvelopeResponse
-from helpdesk.actors import PARTNER
 from helpdesk.selectors import agent_list_active
 from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.pages import ticket_list_payload
@@ -38,7 +37,7 @@ from tickets.services import (
     reply_edit_as_customer,
     reply_ensure_editable_by_customer,
     ticket_create,
-    ticket_fields_set,
+    ticket_fields_set_by_customer,
     ticket_reopen_by_customer,
     ticket_resolve_by_customer,
 )
@@ -131,8 +130,9 @@ class TicketViewSet(PartnerViewSet):
 
     @action(detail=True, methods=["patch"], url_path="campos")
     def fields(self, request, **kwargs):
-        ticket = ticket_get(organization=self.organization, ticket_id=kwargs["id"])
-        ticket = ticket_fields_set(ticket=ticket, values=request.data, actor=PARTNER)
+        ticket = ticket_fields_set_by_customer(
+            organization=self.organization, ticket_id=kwargs["id"], values=request.data
+        )
         return EnvelopeResponse(ticket_fields_public(ticket), message="Campos atualizados.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
