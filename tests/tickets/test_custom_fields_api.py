@@ -6,10 +6,16 @@ import pytest
 
 from helpdesk.models import AuditRecord
 from integrations.models import WebhookEvent
-from tests.assertions import assert_error, assert_exact_validation_error, assert_success, assert_ticket_not_found
+from tests.assertions import (
+    assert_error,
+    assert_exact_validation_error,
+    assert_success,
+    assert_ticket_not_found,
+    bearer_client,
+    panel_client,
+)
 from tests.contract import error_envelope
-from tests.factories import make_key, make_organization, make_ticket, admin_of
-from tests.assertions import bearer_client, panel_client
+from tests.factories import admin_of, make_key, make_ticket
 from tickets.models import CustomField, Ticket, TicketFieldValue
 
 FIELDS = "/api/campos"
@@ -128,7 +134,9 @@ def test_key_and_type_never_change(manager, fields):
             "tipo": ["O tipo de um campo não muda: crie outro campo."],
         },
     )
-    data = assert_success(manager.patch(url, {"chave": "loja", "nome": "Filial"}, format="json"), 200, "Campo atualizado.")
+    data = assert_success(
+        manager.patch(url, {"chave": "loja", "nome": "Filial"}, format="json"), 200, "Campo atualizado."
+    )
     assert (data["chave"], data["nome"]) == ("loja", "Filial")
 
 
@@ -169,7 +177,9 @@ def test_another_organizations_field_is_not_found_and_a_plain_agent_is_refused(
     url = f"{FIELDS}/{fields['loja']['id']}"
 
     for response in (other.patch(url, {"nome": "X"}, format="json"), other.delete(url), manager.delete(f"{FIELDS}/x")):
-        assert response.json() == error_envelope(404, "Campo não encontrado.", "id", "Campo inexistente nesta organização.")
+        assert response.json() == error_envelope(
+            404, "Campo não encontrado.", "id", "Campo inexistente nesta organização."
+        )
     assert_error(agent_client.get(FIELDS), 403, "Acesso negado.", "permissao")
     assert CustomField.objects.get(pk=fields["loja"]["id"]).name == "Loja"
 
@@ -235,7 +245,9 @@ def test_wrong_values_are_422s_on_each_key_and_nothing_is_created(partner, field
 def test_an_inactive_field_takes_no_value(manager, partner, fields):
     manager.patch(f"{FIELDS}/{fields['loja']['id']}", {"ativo": False}, format="json")
 
-    assert_exact_validation_error(create(partner, {"loja": "sul"}), {"campos.loja": ["Campo inativo: não aceita valores."]})
+    assert_exact_validation_error(
+        create(partner, {"loja": "sul"}), {"campos.loja": ["Campo inativo: não aceita valores."]}
+    )
 
 
 def test_the_partner_sets_and_clears_fields_and_never_sees_hidden_ones(partner, agent_client, fields):
