@@ -22,6 +22,7 @@ FIELDS = "/api/campos"
 TICKETS = "/api/v1/tickets"
 NUMBER = 'Informe um número decimal (por exemplo, 12 ou "12.50"), com até 18 dígitos antes do ponto e 6 depois.'
 UNKNOWN = ["Campo desconhecido nesta organização."]
+NOT_FOUND = error_envelope(404, "Campo não encontrado.", "id", "Campo inexistente nesta organização.")
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
