@@ -181,6 +181,11 @@ def custom_field_update(
     return field
 
 
+def custom_field_options_check(*, field: CustomField, options: list[str]) -> None:
+    """The 409 of custom_field_update for `options`, for forms that show it before saving (the admin)."""
+    _options_removable(field, [option for option in field.options if option not in options])
+
+
 def _options_removable(field: CustomField, removed: list[str]) -> None:
     if not removed:
         return
