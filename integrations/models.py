@@ -78,8 +78,8 @@ class EventKind(models.TextChoices):
     ASSIGNED = "ticket.atribuido", "Ticket atribuído"
     ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
     DELETED = "ticket.excluido", "Ticket excluído"
-    FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
     CONTACT_ANONYMIZED = "contato.anonimizado", "Contato anonimizado"
+    FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
     TEST = "webhook.teste", "Teste"
 
 
