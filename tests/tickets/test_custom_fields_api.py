@@ -381,6 +381,8 @@ def filled(partner, fields):
         ({"campo.pedido": "A" * 1000}, [4]),
         ({"campo.pedido": "A" * 999}, []),
         ({"campo.loja": "sul", "campo.tags": "c", "prioridade": "media"}, [3]),
+        ({"campo.loja": "sul", "campo.tags": "a"}, [1]),  # fields alone: counted on their rows (INTERSECT)
+        ({"campo.valor": "10", "campo.valor__de": "10", "campo.valor__ate": "10"}, [2, 1]),
         ({"campo.loja": ""}, [4, 3, 2, 1]),  # an empty parameter counts as absent
     ],
 )

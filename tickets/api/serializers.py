@@ -425,7 +425,7 @@ class TicketPageQuery(PageQuery):
         if not names:
             return (), {}
         known = fields_by_key(self.context["organization"].pk, partner=self.partner_fields)
-        filters, errors = [], {}
+        bounds, errors = {}, {}
         for name in names:
             text = data.get(name)
             if text in (None, ""):  # an empty parameter counts as absent
@@ -438,9 +438,11 @@ class TicketPageQuery(PageQuery):
                 errors[name] = ["Só campos numero e data aceitam intervalo (__de e __ate)."]
             else:
                 try:
-                    filters.append(FieldFilter(definition=definition, **{bound: query_value(definition, text)}))
+                    bounds.setdefault(key, {"definition": definition})[bound] = query_value(definition, text)
                 except BadValue as problem:
                     errors[name] = [str(problem)]
+        # One filter per field, its value and bounds together: one range of its index.
+        filters = [FieldFilter(**values) for values in bounds.values()]
         return tuple(filters), errors
 
     @property

@@ -125,6 +125,28 @@ class FieldFilter:
 def field_filter_condition(field_filter: FieldFilter) -> Q:
     """The tickets a filter selects, as `id IN (<the field's value rows>)`: one range of an index that starts
     with the field (TicketFieldValue's), which belongs to one organization."""
+    condition = Q(pk__in=_value_rows(field_filter).values("ticket_id"))
+    if _needs_whole_text(field_filter):
+        # The rows keep a text's first characters: a longer one is compared whole on the ticket too.
+        condition &= Q(**{f"custom_fields__{field_filter.definition.key}": field_filter.value})
+    return condition
+
+
+def _needs_whole_text(field_filter: FieldFilter) -> bool:
+    return field_filter.definition.type == CustomFieldType.TEXT and len(field_filter.value) > TEXT_INDEXED_LENGTH
+
+
+def field_filters_count(filters: tuple[FieldFilter, ...]) -> int | None:
+    """How many tickets the field filters select together, counted on the value rows' indexes alone (an
+    index-only scan, no ticket read): each selects at most one row per ticket (one value per field; a
+    `multilista` option once). None when a filter must read the tickets (a text longer than the index keeps)."""
+    if not filters or any(_needs_whole_text(field_filter) for field_filter in filters):
+        return None
+    rows = [_value_rows(field_filter).values("ticket_id") for field_filter in filters]
+    return rows[0].count() if len(rows) == 1 else rows[0].intersection(*rows[1:]).count()
+
+
+def _value_rows(field_filter: FieldFilter) -> QuerySet[TicketFieldValue]:
     definition = field_filter.definition
     rows = TicketFieldValue.objects.filter(field_id=definition.id)
     column = {CustomFieldType.NUMBER: "number", CustomFieldType.DATE: "date"}.get(definition.type, "text")
@@ -139,8 +161,4 @@ def field_filter_condition(field_filter: FieldFilter) -> Q:
         rows = rows.filter(**{f"{column}__gte": field_filter.low})
     if field_filter.high is not None:
         rows = rows.filter(**{f"{column}__lte": field_filter.high})
-    condition = Q(pk__in=rows.values("ticket_id"))
-    if definition.type == CustomFieldType.TEXT and len(field_filter.value) > TEXT_INDEXED_LENGTH:
-        # The rows keep a text's first characters: a longer one is compared whole on the ticket too.
-        condition &= Q(**{f"custom_fields__{definition.key}": field_filter.value})
-    return condition
+    return rows.order_by()
