@@ -70,6 +70,8 @@ class EnvelopeAutoSchema(AutoSchema):
         if is_serializer(serializer):
             component = self.resolve_serializer(serializer, direction)
             return (component.ref, True) if component else (None, False)
+        if isinstance(serializer, dict):  # a raw schema (a body of dynamic keys: a ticket's custom fields)
+            return serializer, True
         return super()._get_request_for_media_type(serializer, direction)
 
     # Private drf-spectacular API: test_optional_query_parameters_allow_an_empty_value

@@ -362,6 +362,7 @@ SPECTACULAR_SETTINGS = {
         "Falha": [(False, False)],
         "MensagemDeValidacao": ["Erro de validação"],
         "TipoDoAnexo": "tickets.attachments.content.SERVED_TYPES",
+        "TipoDoCampo": "tickets.models.CustomFieldType",
     },
 }
 

@@ -93,6 +93,9 @@ AUDIT_ACTIONS = (
     "atendente.atualizado",
     "atendente.criado",
     "atendente.desativado",
+    "campo.atualizado",
+    "campo.criado",
+    "campo.excluido",
     "contato.anonimizado",
     "contato.atualizado",
     "contato.excluido",
@@ -115,6 +118,7 @@ AUDIT_ACTIONS = (
     "status.criado",
     "status.excluido",
     "ticket.atribuido",
+    "ticket.campos_alterados",
     "ticket.criado",
     "ticket.excluido",
     "ticket.prioridade_alterada",
@@ -141,6 +145,7 @@ AUDIT_RESOURCE_TYPES = (
     "organizacao",
     "status",
     "usuario",
+    "campo",
 )
 
 

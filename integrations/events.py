@@ -170,6 +170,12 @@ def assigned_event(ticket: Ticket, previous: Agent | None, actor: Actor) -> Webh
     return ticket_event(ticket, EventKind.ASSIGNED, actor, alteracoes={"atendente": change})
 
 
+def fields_changed_event(ticket: Ticket, changes: dict, actor: Actor) -> WebhookEvent:
+    """`alteracoes.campos`: `{chave: {anterior, atual}}` of the fields partners see that changed (null: no value)."""
+    fields = {key: _change(item.previous, item.current) for key, item in changes.items()}
+    return ticket_event(ticket, EventKind.FIELDS_CHANGED, actor, alteracoes={"campos": fields})
+
+
 def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
     """The ticket is gone: `ticket` is what identifies it, nothing more."""
     return event_emit(

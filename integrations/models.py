@@ -79,6 +79,7 @@ class EventKind(models.TextChoices):
     ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
     DELETED = "ticket.excluido", "Ticket excluído"
     CONTACT_ANONYMIZED = "contato.anonimizado", "Contato anonimizado"
+    FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
     TEST = "webhook.teste", "Teste"
 
 

@@ -60,6 +60,14 @@ def ticket_assigned(sender, ticket, previous_assignee, actor, **kwargs) -> None:
         events.assigned_event(ticket, previous_assignee, actor)
 
 
+@receiver(signals.ticket_fields_changed, dispatch_uid="integrations.ticket_fields_changed")
+def ticket_fields_changed(sender, ticket, changes, actor, **kwargs) -> None:
+    """`ticket.campos_alterados` with the fields partners see; a change of hidden fields alone emits nothing."""
+    shown = {key: item for key, item in changes.items() if item.shown_to_partner}
+    if not actor.is_partner and shown:
+        events.fields_changed_event(ticket, shown, actor)
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     if not actor.is_partner:

@@ -17,7 +17,16 @@ from integrations.models import (
 )
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
-from tickets.models import Attachment, Contact, Reply, Ticket, TicketSequence, TicketStatus
+from tickets.models import (
+    Attachment,
+    Contact,
+    CustomField,
+    Reply,
+    Ticket,
+    TicketFieldValue,
+    TicketSequence,
+    TicketStatus,
+)
 
 
 def assert_error(response, status: int, message: str, field: str) -> None:
@@ -113,6 +122,8 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "events": WebhookEvent.objects.filter(organization=organization),
         "deliveries": WebhookDelivery.objects.filter(webhook__organization=organization),
         "attempts": WebhookDeliveryAttempt.objects.filter(delivery__webhook__organization=organization),
+        "custom_fields": CustomField.objects.filter(organization=organization),
+        "custom_field_values": TicketFieldValue.objects.filter(ticket__organization=organization),
     }
     return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from helpdesk.actors import PARTNER as PARTNER_ACTOR
 from helpdesk.api.panel import CanManagePublicApi, IsActiveAgent
 from helpdesk.auth import PanelJWTAuthentication
 from helpdesk.models import Agent, Organization, User
@@ -33,8 +34,9 @@ from tests.factories import (
 )
 from tests.routes import action_of, api_routes, view_class_of
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
-from tickets.models import Attachment, Reply, Ticket
-from tickets.services import RequesterData, ticket_update
+from tickets.fields.services import custom_field_create
+from tickets.models import Attachment, CustomField, Reply, Ticket
+from tickets.services import RequesterData, ticket_fields_set, ticket_update
 
 PARTNER, PANEL, MANAGEMENT, PUBLIC = "partner", "panel", "management", "public"
 # The errors.field of a 401 at each door.
@@ -65,6 +67,7 @@ ID_KINDS = {
     "/api/api-keys": "credential",
     "/api/contatos": "contact",
     "/api/v1/contatos": "contact",
+    "/api/campos": "custom_field",
 }
 PARAM_KINDS = {"resposta": "reply", "entrega": "delivery"}
 
@@ -76,6 +79,7 @@ NOT_FOUND = {
     "credential": ("Credencial não encontrada.", "id"),
     "delivery": ("Entrega não encontrada.", "entrega"),
     "contact": ("Contato não encontrado.", "id"),
+    "custom_field": ("Campo não encontrado.", "id"),
 }
 
 # Where a POST to a collection stores what it creates.
@@ -84,6 +88,7 @@ CREATED_MODELS = {
     "/api/tickets": Ticket,
     "/api/api-keys": ApiCredential,
     "/api/webhooks": Webhook,
+    "/api/campos": CustomField,
 }
 
 IDEMPOTENCY_KEY = "pedido-repetido"
@@ -183,6 +188,7 @@ class Tenant:
     note_attachment: Attachment
     webhook: Webhook
     delivery: WebhookDelivery
+    custom_field: CustomField
     _clients: dict = field(default_factory=dict)
 
     @property
@@ -199,6 +205,7 @@ class Tenant:
             "credential": credential_of(self.key),
             "delivery": self.delivery,
             "contact": self.ticket.requester,
+            "custom_field": self.custom_field,
         }
         return str(objects[kind].pk)
 
@@ -245,6 +252,12 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         )
         for n in range(2, tickets + 1)
     ]
+    # The same key in both organizations: each sees only its own field, and its own tickets' values.
+    custom_field = custom_field_create(
+        organization=organization, key="pedido", name=f"Pedido {marker}", field_type="texto"
+    )
+    ticket_fields_set(ticket=first, values={"pedido": f"Pedido {marker}"}, actor=PARTNER_ACTOR)
+    first.refresh_from_db()
     customer_reply = make_customer_reply(first, body=f"Cliente {marker}")
     note, [note_attachment] = reply_create_with_attachments(
         ticket=first,
@@ -272,6 +285,7 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         note_attachment=note_attachment,
         webhook=webhook,
         delivery=make_test_delivery(webhook),
+        custom_field=custom_field,
     )
 
 
@@ -341,6 +355,9 @@ BODIES = {
         "prioridade": "baixa",
     },
     "POST /api/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão", "interna": False},
+    "PATCH /api/v1/tickets/{id}/campos": lambda world: {"pedido": "Intrusão"},
+    "POST /api/campos": lambda world: {"chave": "regiao", "nome": "Região", "tipo": "texto"},
+    "PATCH /api/campos/{id}": lambda world: {"nome": "Intruso", "visivel_parceiro": False},
     "PATCH /api/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
 }
 
@@ -386,6 +403,11 @@ SUCCESS = {
     "GET /api/auditoria": (200, "Auditoria listada."),
     "GET /api/contatos/{id}/exportar": (200, "Dados do contato exportados."),
     "POST /api/contatos/{id}/anonimizar": (200, "Contato anonimizado."),
+    "PATCH /api/v1/tickets/{id}/campos": (200, "Campos atualizados."),
+    "GET /api/campos": (200, "Campos listados."),
+    "POST /api/campos": (201, "Campo criado."),
+    "PATCH /api/campos/{id}": (200, "Campo atualizado."),
+    "DELETE /api/campos/{id}": (200, "Campo excluído."),
 }
 
 

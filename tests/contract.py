@@ -27,7 +27,7 @@ TICKET_SUMMARY_FIELDS = set(TICKET_SUMMARY_ORDER)
 # A ticket of the partner API (/api/v1/tickets): the summary and its public replies.
 TICKET_FIELDS = TICKET_SUMMARY_FIELDS | {"respostas"}
 # A ticket of the agent panel (/api/tickets): also its assignee, and replies that include internal notes.
-PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente"}
+PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente", "campos"}
 
 # The smallest valid body of POST /api/v1/tickets.
 TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
@@ -44,6 +44,7 @@ ALL_EVENTS = [
     "ticket.anexo_adicionado",
     "ticket.excluido",
     "contato.anonimizado",
+    "ticket.campos_alterados",
 ]
 # What every event's `data.ator` may be: an agent as GET /api/v1/atendentes shows it, or the system.
 ACTOR_SYSTEM = {"tipo": "sistema"}

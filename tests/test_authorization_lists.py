@@ -7,7 +7,7 @@ import pytest
 from helpdesk.models import Agent, AuditRecord
 from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
-from tests.authorization import PANEL, PARTNER, operations
+from tests.authorization import MANAGEMENT, PANEL, PARTNER, operations
 from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
 from tickets.models import TicketStatus
 from tickets.services import RequesterData, ticket_update
@@ -150,6 +150,24 @@ def test_webhook_list_has_only_the_callers_webhooks(world):
     assert_exactly(response, "Webhooks listados.", [world.b.webhook], world, paginated=False)
 
 
+def test_custom_field_list_has_only_the_callers_fields(world):
+    response = world.b.client(MANAGEMENT).get("/api/campos")
+
+    assert_exactly(response, "Campos listados.", [world.b.custom_field], world, paginated=False)
+
+
+def test_a_field_filter_finds_only_the_callers_tickets_with_the_same_key(world):
+    """Both organizations have a field `pedido`: each filter reads the caller's field, never the other's values."""
+    for tenant, other in ((world.b, world.a), (world.a, world.b)):
+        response = tenant.client(PARTNER).get("/api/v1/tickets", {"campo.pedido": f"Pedido {other.marker}"})
+        assert response.json()["data"]["total"] == 0
+    response = world.b.client(PARTNER).get(
+        "/api/v1/tickets", {"campo.pedido": f"Pedido {world.b.marker}", "incluir": "campos"}
+    )
+
+    assert_exactly(response, "Tickets listados.", [world.b.ticket], world)
+
+
 def test_delivery_list_of_the_callers_webhook_has_only_its_deliveries(world):
     response = world.b.client(PANEL).get(f"/api/webhooks/{world.b.webhook.pk}/entregas", {"por_pagina": 100})
 
@@ -288,6 +306,7 @@ LIST_TESTS = {
     "/api/v1/eventos": test_event_feed_has_only_the_callers_events,
     "/api/api-keys": test_credential_list_has_only_the_callers_keys,
     "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
+    "/api/campos": test_custom_field_list_has_only_the_callers_fields,
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,

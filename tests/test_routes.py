@@ -40,6 +40,9 @@ ROUTES = {
     "/api/auditoria": ("GET",),  # issue 19: the audit trail
     "/api/contatos/{id}/exportar": ("GET",),  # issue 19: data-subject requests
     "/api/contatos/{id}/anonimizar": ("POST",),
+    "/api/v1/tickets/{id}/campos": ("PATCH",),  # issue 22: custom fields
+    "/api/campos": ("GET", "POST"),
+    "/api/campos/{id}": ("DELETE", "PATCH"),
 }
 
 

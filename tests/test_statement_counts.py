@@ -10,9 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from helpdesk.actors import SYSTEM
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, status_of
+from tickets.fields.services import custom_field_create
 from tickets.models import Ticket
-from tickets.services import RequesterData, ticket_update
+from tickets.services import RequesterData, ticket_fields_set, ticket_update
 
 TICKETS = "/api/v1/tickets"
 
@@ -28,7 +30,24 @@ BUDGET = {
     "resolve": 8,
     "reopen": 7,
     "resolve_or_reopen_unchanged": 5,
+    # Issue 22: key, ticket (locked), UPDATE, the changed fields' value rows (DELETE, INSERT), audit INSERT, and
+    # the transaction's two; the organization's fields come from their cache.
+    "fields_patch": 8,
 }
+
+
+def define_fields(organization) -> None:
+    """A field of each kind the list's filters read differently: a list, a multilist, a number, a date."""
+    for key, field_type, options in (
+        ("loja", "lista", ["sul", "norte"]),
+        ("itens", "multilista", ["a", "b"]),
+        ("valor", "numero", None),
+        ("entrega", "data", None),
+    ):
+        custom_field_create(organization=organization, key=key, name=key, field_type=field_type, options=options)
+
+
+FIELD_VALUES = {"loja": "sul", "itens": ["a", "b"], "valor": 10, "entrega": "2026-01-31"}
 
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
@@ -186,7 +205,16 @@ FILTERED_LISTS = {
     "criado_desde and criado_ate": {"criado_desde": "2000-01-01T00:00:00Z", "criado_ate": "2100-01-01T00:00:00-03:00"},
     "ordenacao": {"ordenacao": "atualizado_em"},
     "cursor in another order": {"ordenacao": "-numero", "cursor": ""},
+    "campo (issue 22)": {"campo.loja": "sul"},
+    "campo of a multilista and ranges": {
+        "campo.itens": "b",
+        "campo.valor__de": "5",
+        "campo.valor__ate": "10.0",
+        "campo.entrega__de": "2026-01-01",
+    },
     "all of them": {
+        "campo.loja": "sul",
+        "campo.valor__ate": "99",
         "external_id": "pedido-9",
         "solicitante_external_id": "cliente-9",
         "solicitante_email": "cliente9@example.test",
@@ -213,6 +241,8 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
         )
         make_customer_reply(ticket, body="Cliente")
         make_agent_reply(ticket, agent, body="Atendente")
+    define_fields(organization)
+    ticket_fields_set(ticket=ticket, values=FIELD_VALUES, actor=SYSTEM)  # the last one
     plain = statements(lambda: partner.get(TICKETS))
 
     sql = statements(lambda: partner.get(TICKETS, FILTERED_LISTS[case]))
@@ -223,15 +253,19 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
 
 # --- `incluir` blocks (issue 21): extra columns of the same statements, never a statement more ---------------
 
-BLOCK_COMBINATIONS = ["atendente", "contato", "atendente,contato", "contato,atendente,contato"]
+BLOCK_COMBINATIONS = ["atendente", "contato", "atendente,contato", "contato,atendente,contato", "campos,atendente"]
 
 
 @pytest.fixture
 def assigned_and_not(organization, agent):
-    """30 busy tickets, every other one assigned, and the events of their agents' replies."""
+    """30 busy tickets, every other one assigned, every third with custom fields, and the events of their agents'
+    replies and field changes."""
     busy_tickets(organization, agent, 30)
+    define_fields(organization)
     for ticket in organization.tickets.order_by("number")[::2]:
         ticket_update(ticket=ticket, assignee=agent)
+    for ticket in organization.tickets.order_by("number")[::3]:
+        ticket_fields_set(ticket=ticket, values=FIELD_VALUES, actor=SYSTEM)
 
 
 @pytest.mark.parametrize("incluir", BLOCK_COMBINATIONS)
@@ -276,3 +310,33 @@ def test_a_create_runs_the_same_statements_with_any_blocks(partner, organization
 
     assert len(with_blocks) == len(plain) <= BUDGET["create"], "\n".join(with_blocks)
     assert len(existing) <= BUDGET["create"], "\n".join(existing)
+
+
+def test_a_create_with_custom_fields_runs_one_statement_more_whatever_their_number(partner, organization):
+    """The values' rows are one INSERT (one row per value, one per option of a multilista); the fields are cached."""
+    define_fields(organization)
+    counter = iter(range(1_000))
+
+    def create(campos=None):
+        body = {"assunto": "Novo", "descricao": "x", "solicitante": {"nome": "Cliente"}}
+        return partner.post(TICKETS + "?incluir=campos", {**body, "campos": campos or {}}, format="json")
+
+    plain = statements(create)
+    one = statements(lambda: create({"loja": "sul"}))
+    every = statements(lambda: create(FIELD_VALUES))
+
+    assert len(one) == len(every) == len(plain) + 1 <= BUDGET["create"] + 1, "\n".join(every)
+    assert next(counter) == 0
+
+
+def test_a_fields_patch_reads_the_ticket_once_and_writes_what_changed(partner, organization):
+    define_fields(organization)
+    ticket = make_ticket(organization)
+    values = iter([{"loja": "sul", "valor": n} for n in range(1, 10)])
+
+    sql = statements(lambda: partner.patch(f"{TICKETS}/{ticket.pk}/campos", next(values), format="json"))
+    unchanged = statements(lambda: partner.patch(f"{TICKETS}/{ticket.pk}/campos", {"loja": "sul"}, format="json"))
+
+    assert len(sql) <= BUDGET["fields_patch"], "\n".join(sql)
+    assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket (locked)
+    assert not [statement for statement in unchanged if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]

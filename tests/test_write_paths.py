@@ -29,7 +29,12 @@ WRITES = {"save", "delete", "update", "bulk_update", "bulk_create", "create", "g
 QUERIES = {"objects", "filter", "exclude", "all", "get", "first", "last", "select_for_update", "select_related"}
 # Where partner-visible rows may be written: the services, each of which moves the change list and
 # announces (tickets.signals, helpdesk.signals).
-WRITERS = {"tickets/services.py", "tickets/attachments/services.py", "helpdesk/services.py"}
+WRITERS = {
+    "tickets/services.py",
+    "tickets/attachments/services.py",
+    "tickets/fields/services.py",
+    "helpdesk/services.py",
+}
 
 
 def _root_name(node: ast.AST) -> str | None:

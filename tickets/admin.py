@@ -18,7 +18,7 @@ from django.utils.html import format_html, format_html_join
 
 from foundation.exceptions import ApplicationError, ValidationFailed
 from foundation.ids import parse_uuid
-from helpdesk.actors import Actor
+from helpdesk.actors import SYSTEM, Actor
 from helpdesk.admin_tenancy import (
     OrganizationScopedAdmin,
     ReadOnlyOrganizationAdmin,
@@ -29,6 +29,14 @@ from helpdesk.models import Agent, AuditRecord
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.exceptions import format_bytes
+from tickets.fields.admin import (
+    CustomFieldAdmin,  # noqa: F401 (registered)
+    CustomFieldListFilter,
+    changed_values,
+    value_form_fields,
+    value_initial,
+)
+from tickets.fields.rules import custom_values_clean
 from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.selectors import ticket_status_history
 from tickets.services import (
@@ -41,6 +49,7 @@ from tickets.services import (
     status_delete,
     status_update,
     ticket_delete,
+    ticket_fields_set,
     ticket_open,
     ticket_resolve,
     ticket_update,
@@ -204,6 +213,10 @@ class TicketAdminForm(forms.ModelForm):
             widget = self.fields[name].widget
             widget.can_add_related = widget.can_change_related = widget.can_delete_related = False
             widget.can_view_related = False
+        # The organization's custom fields (declared by TicketAdmin.get_form), with the ticket's values.
+        self.initial.update(
+            {name: value for name, value in value_initial(self.instance).items() if name in self.fields}
+        )
 
     def clean(self):
         cleaned = super().clean()
@@ -220,6 +233,13 @@ class TicketAdminForm(forms.ModelForm):
         except ValidationFailed as error:
             for key, messages_ in error.errors.items():
                 self.add_error(self.SERVICE_FIELDS[key], messages_)
+        try:
+            custom_values_clean(
+                organization_id=self.instance.organization_id, values=changed_values(self), actor=SYSTEM
+            )
+        except ValidationFailed as error:
+            for key, messages_ in error.errors.items():
+                self.add_error(f"campo_{key.removeprefix('campos.')}", messages_)
         return cleaned
 
 
@@ -267,7 +287,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     list_display = ["number", "subject", "colored_status", "priority", "requester", "assignee", "created_at"]
     list_display_links = ["number", "subject"]
     list_select_related = ["status", "requester", "assignee"]
-    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter]
+    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter, CustomFieldListFilter]
     search_fields = ["subject", "external_id", "requester__name", "requester__email", "requester__external_id"]
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
@@ -303,11 +323,17 @@ class TicketAdmin(OrganizationScopedAdmin):
     def get_form(self, request, obj=None, change=False, **kwargs):
         # The request rides on the base form: a subclass of the built form would build its fields again.
         base = self.form if obj is not None else TicketAddForm
-        kwargs["form"] = type("TicketAdminFormForRequest", (base,), {"request": request})
+        custom = value_form_fields(obj.organization_id) if obj is not None else {}
+        kwargs["form"] = type("TicketAdminFormForRequest", (base,), {"request": request, **custom})
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fieldsets(self, request, obj=None):
-        return self.fieldsets if obj is not None else self.add_fieldsets
+        if obj is None:
+            return self.add_fieldsets
+        custom = list(value_form_fields(obj.organization_id))
+        if not custom:
+            return self.fieldsets
+        return [*self.fieldsets[:2], ("Campos personalizados", {"fields": custom}), *self.fieldsets[2:]]
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields if obj is not None else []
@@ -375,14 +401,18 @@ class TicketAdmin(OrganizationScopedAdmin):
             )
             obj.pk, obj.number = ticket.pk, ticket.number
             return
-        ticket_update(
+        actor = Actor.of_agent(request_agent(request))
+        ticket = ticket_update(
             ticket=Ticket.objects.get(pk=obj.pk),
             status=data["status"],
             assignee=data["assignee"],
             unassign=data["assignee"] is None,
             priority=data["priority"],
-            actor=Actor.of_agent(request_agent(request)),
+            actor=actor,
         )
+        values = changed_values(form)
+        if values:
+            ticket_fields_set(ticket=ticket, values=values, actor=actor)
 
     def delete_model(self, request, obj):
         ticket_delete(ticket=obj, actor=Actor.of_agent(request_agent(request)))

@@ -47,6 +47,12 @@ def ticket_assigned(sender, ticket, previous_assignee, actor, **kwargs) -> None:
     _ticket("ticket.atribuido", ticket, {"atendente_id": change(before, str(ticket.assignee_id or "") or None)})
 
 
+@receiver(signals.ticket_fields_changed, dispatch_uid="tickets.audit.ticket_fields_changed")
+def ticket_fields_changed(sender, ticket, changes, actor, **kwargs) -> None:
+    """Which custom fields changed, never their values (an order id, a plan: the ticket says what)."""
+    _ticket("ticket.campos_alterados", ticket, {"campos": change(None, sorted(changes))})
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="tickets.audit.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     audit_record(

@@ -132,3 +132,25 @@ def format_bytes(size: int) -> str:
         if size >= factor and size % factor == 0:
             return f"{size // factor} {unit}"
     return f"{size} bytes"
+
+
+class CustomFieldNotFound(NotFound):
+    message = "Campo não encontrado."
+    field = "id"
+    detail = "Campo inexistente nesta organização."
+
+
+class CustomFieldOptionInUse(Conflict):
+    """Options of a list field that tickets hold cannot be removed: their values would lose their meaning."""
+
+    message = "Opção em uso."
+    field = "opcoes"
+
+    def __init__(self, *, options: list[str], tickets: int):
+        names = ", ".join(options)
+        noun = "ticket usa" if tickets == 1 else "tickets usam"
+        super().__init__(
+            detail=f"{tickets} {noun} a opção {names}: troque o valor desses tickets antes de removê-la."
+            if len(options) == 1
+            else f"{tickets} {noun} as opções {names}: troque o valor desses tickets antes de removê-las."
+        )

@@ -161,6 +161,12 @@ class Ticket(models.Model):
     created_at = models.DateTimeField("criado em", auto_now_add=True, db_index=False)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
     resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
+    # The organization's custom fields (CustomField) of this ticket, `chave -> valor` as the API writes them
+    # (tickets.fields.values): what the `campos` block shows, filtered by the current definitions. Written
+    # only by tickets.fields.services, with the TicketFieldValue rows the list's filters read.
+    custom_fields = models.JSONField(
+        "campos personalizados", default=dict, blank=True, db_default=Value({}, output_field=models.JSONField())
+    )
     # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
@@ -389,3 +395,69 @@ class TicketNumberGap(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id} #{self.number}"
+
+
+class CustomFieldType(models.TextChoices):
+    TEXT = "texto", "Texto"
+    NUMBER = "numero", "Número"
+    DATE = "data", "Data"
+    BOOLEAN = "booleano", "Sim ou não"
+    CHOICE = "lista", "Lista (uma opção)"
+    MULTIPLE_CHOICE = "multilista", "Lista (várias opções)"
+
+
+class CustomField(models.Model):
+    """A custom field an organization defines for its tickets (an order id, a plan, a region): its `key`
+    (chave) is how the API names it, immutable; partners see and write it as `visible_to_partner` and
+    `editable_by_partner` allow. Written only by tickets.fields.services (docs/decisions.md, "Custom fields")."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="custom_fields"
+    )
+    key = models.CharField("chave", max_length=40)
+    name = models.CharField("nome", max_length=100)
+    type = models.CharField("tipo", max_length=12, choices=CustomFieldType.choices)
+    options = models.JSONField("opções", default=list, blank=True)
+    visible_to_partner = models.BooleanField("visível ao parceiro", default=True)
+    editable_by_partner = models.BooleanField("editável pelo parceiro", default=True)
+    is_active = models.BooleanField("ativo", default=True)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "campo personalizado"
+        verbose_name_plural = "campos personalizados"
+        ordering = ["created_at", "key"]
+        constraints = [models.UniqueConstraint(fields=["organization", "key"], name="custom_field_org_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key})"
+
+
+class TicketFieldValue(models.Model):
+    """A ticket's value of a custom field, typed, for the list's filters (`campo.<chave>`): one row per value,
+    one per option of a `multilista`. The ticket's `custom_fields` is what is shown; these rows mirror it,
+    written in the same transaction by tickets.fields.services, and their btree indexes answer exact matches,
+    `multilista` membership and the ranges of `numero` and `data` on both databases."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+", db_index=False)
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="+")
+    field = models.ForeignKey(CustomField, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # Text, an option, "true"/"false": its first 255 characters (a longer text is checked on the ticket too).
+    text = models.CharField(max_length=255, null=True)  # noqa: DJ001
+    number = models.DecimalField(max_digits=24, decimal_places=6, null=True)
+    date = models.DateField(null=True)
+
+    class Meta:
+        verbose_name = "valor de campo personalizado"
+        verbose_name_plural = "valores de campos personalizados"
+        indexes = [
+            models.Index(fields=["field", "text", "ticket"], name="field_value_text"),
+            models.Index(fields=["field", "number", "ticket"], name="field_value_number"),
+            models.Index(fields=["field", "date", "ticket"], name="field_value_date"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field_id} {self.ticket_id}"

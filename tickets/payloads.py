@@ -17,6 +17,7 @@ from datetime import UTC
 from foundation.rows import row_of
 from helpdesk.api.avatars import avatar_url
 from tickets.attachments.signing import attachment_url
+from tickets.fields.selectors import fields_shown, shown_values
 from tickets.models import Attachment, Contact, Reply, ReplyOrigin, Ticket, TicketStatus
 from tickets.selectors import reply_rows_by_ticket
 
@@ -42,7 +43,7 @@ TICKET_COLUMNS = (
     "requester__phone",
     "requester__external_id",
 )
-PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name")
+PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name", "custom_fields")
 REPLY_COLUMNS = (
     "ticket_id",
     "id",
@@ -120,6 +121,7 @@ def _ticket_panel(row, thread: list[dict]) -> dict:
     payload = ticket_summary(row)
     payload["status"] = {"id": str(row.status_id), **payload["status"]}
     payload["atendente"] = agent_ref(row.assignee_id, row.assignee__name) if row.assignee_id else None
+    payload["campos"] = row.custom_fields or {}
     payload["respostas"] = thread
     return payload
 
@@ -134,6 +136,11 @@ def ticket_public(ticket: Ticket, blocks: tuple[str, ...] = ()) -> dict:
     """TicketPublico of a ticket in hand (after a write; its status, requester and, for `atendente`, its
     assignee loaded with it), with the blocks asked for."""
     return tickets_public([ticket_row(ticket, blocks)], blocks)[0]
+
+
+def ticket_fields_public(ticket: Ticket) -> dict:
+    """The answer of PATCH /api/v1/tickets/{id}/campos: the ticket's `campos` block."""
+    return {"campos": shown_values(fields_shown(ticket.organization_id), ticket.custom_fields)}
 
 
 def ticket_ref(ticket) -> dict:
@@ -180,6 +187,8 @@ class TicketBlock:
 
     columns: tuple[str, ...]
     build: Callable[[list], list[dict]]
+    # What an event freezes, when it must not come from a cache (the `campos` block: definitions read afresh).
+    build_fresh: Callable[[list], list[dict]] | None = None
 
 
 def _each(build_one: Callable[[tuple], dict]) -> Callable[[list], list[dict]]:
@@ -194,10 +203,24 @@ def _contact_block(row) -> dict:
     return {"contato_id": str(row.requester_id)}
 
 
+def _custom_fields_block(rows, *, fresh: bool = False) -> list[dict]:
+    """`campos`: each ticket's values of the fields partners see (visible and active), in the fields' order. The
+    organization's fields come from their cache (no statement once warm); none is read for a page without values."""
+    if not any(row.custom_fields for row in rows):
+        return [{"campos": {}} for _ in rows]
+    shown = fields_shown(rows[0].organization_id, fresh=fresh)
+    return [{"campos": shown_values(shown, row.custom_fields)} for row in rows]
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
     "contato": TicketBlock(columns=("requester_id",), build=_each(_contact_block)),
+    "campos": TicketBlock(
+        columns=("custom_fields", "organization_id"),
+        build=_custom_fields_block,
+        build_fresh=lambda rows: _custom_fields_block(rows, fresh=True),
+    ),
 }
 ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
 
@@ -236,7 +259,7 @@ def ticket_blocks(rows: list, blocks: tuple[str, ...]) -> list[dict]:
 def ticket_blocks_by_name(row) -> dict:
     """Every block of one ticket, by name (a row of `ticket_columns(ALL_TICKET_BLOCKS)`): what an event keeps
     beside its body, so the feed and each webhook add the ones they ask for without reading the ticket again."""
-    return {name: block.build([row])[0] for name, block in TICKET_BLOCKS.items()}
+    return {name: (block.build_fresh or block.build)([row])[0] for name, block in TICKET_BLOCKS.items()}
 
 
 # --- replies ------------------------------------------------------------------------------------

@@ -35,6 +35,9 @@ from tickets.exceptions import (
     TicketClosed,
     TicketNotFound,
 )
+from tickets.fields.rules import FieldChange, custom_values_clean, values_ordered
+from tickets.fields.selectors import field_definitions
+from tickets.fields.values import FieldDefinition, value_columns
 from tickets.models import (
     Attachment,
     AttachmentSender,
@@ -45,6 +48,7 @@ from tickets.models import (
     ReplyOrigin,
     StatusCategory,
     Ticket,
+    TicketFieldValue,
     TicketSequence,
     TicketStatus,
     TicketTombstone,
@@ -104,6 +108,7 @@ def ticket_create(
     external_id: str | None = None,
     channel: str = Channel.API,
     actor: Actor = PARTNER,
+    custom_fields: dict | None = None,
 ) -> tuple[Ticket, bool]:
     """Create a ticket, or return the existing one for the same external_id.
 
@@ -112,11 +117,18 @@ def ticket_create(
     one new external_id both miss the first look; the second one's insert then
     fails on the unique constraint, and the request runs again (EnvelopeViewMixin)
     and finds the first one's ticket.
+
+    `custom_fields` (`campos`, `{chave: valor}`) are checked for the actor's door before anything is written
+    (tickets.fields.rules); a known external_id's ticket keeps the values it has.
     """
     if external_id is not None:
         existing = _ticket_with_external_id(organization, external_id)
         if existing is not None:
             return existing, False
+    values = {}
+    if custom_fields:
+        cleaned = custom_values_clean(organization_id=organization.pk, values=custom_fields, actor=actor)
+        values = values_ordered(field_definitions(organization.pk), cleaned)
     status = status_default_open(organization=organization)
     with transaction.atomic(savepoint=False):
         number = _next_ticket_number(organization)
@@ -131,7 +143,9 @@ def ticket_create(
             status=status,
             requester=contact_upsert(organization=organization, requester=requester, actor=actor),
             external_id=external_id,
+            custom_fields=values,
         )
+        _field_rows_insert(ticket, values)
         signals.ticket_created.send(sender=Ticket, ticket=ticket, actor=actor)
     return ticket, True
 
@@ -145,9 +159,11 @@ def ticket_open(
     requester: RequesterData,
     priority: str | None = None,
     assignee: Agent | None = None,
+    custom_fields: dict | None = None,
 ) -> Ticket:
     """A ticket an agent opens for a requester (the admin, the agent panel API): channel `painel`, the
-    requester found or made as for a partner's ticket, announced as created, then as assigned."""
+    requester found or made as for a partner's ticket, announced as created, then as assigned. An agent may
+    give any active custom field (`custom_fields`), hidden ones too."""
     if assignee is not None:
         _assignee_check(organization.pk, assignee)
     with transaction.atomic(savepoint=False):
@@ -159,6 +175,7 @@ def ticket_open(
             priority=priority,
             channel=Channel.PANEL,
             actor=actor,
+            custom_fields=custom_fields,
         )
         if assignee is not None:
             ticket = ticket_update(ticket=ticket, assignee=assignee, actor=actor)
@@ -441,9 +458,16 @@ def _announce_changes(ticket: Ticket, previous_status, previous_priority, previo
 
 
 def ticket_update_by_ids(
-    *, ticket: Ticket, status_id=UNCHANGED, assignee_id=UNCHANGED, priority: str | None = None, actor: Actor = SYSTEM
+    *,
+    ticket: Ticket,
+    status_id=UNCHANGED,
+    assignee_id=UNCHANGED,
+    priority: str | None = None,
+    custom_fields=UNCHANGED,
+    actor: Actor = SYSTEM,
 ) -> Ticket:
-    """ticket_update for callers holding ids (the agent panel API); `assignee_id=None` unassigns.
+    """ticket_update for callers holding ids (the agent panel API); `assignee_id=None` unassigns; `custom_fields`
+    as ticket_fields_set takes them (checked before anything is written), announced after the other changes.
 
     An id outside the ticket's organization is a 404 on its field, exactly like one that does not exist.
     """
@@ -453,14 +477,18 @@ def ticket_update_by_ids(
     assignee = None
     if assignee_id not in (UNCHANGED, None):
         assignee = agent_get(organization_id=ticket.organization_id, agent_id=assignee_id)
-    return ticket_update(
-        ticket=ticket,
-        status=status,
-        assignee=assignee,
-        priority=priority,
-        unassign=assignee_id is None,
-        actor=actor,
-    )
+    cleaned = {}
+    if custom_fields is not UNCHANGED:
+        cleaned = custom_values_clean(organization_id=ticket.organization_id, values=custom_fields, actor=actor)
+    ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket(ticket)
+        _ticket_change(
+            ticket, status=status, assignee=assignee, priority=priority, unassign=assignee_id is None, actor=actor
+        )
+        if cleaned:
+            _fields_write(ticket, cleaned, actor)
+    return ticket
 
 
 def ticket_resolve(*, ticket: Ticket, actor: Actor = SYSTEM) -> bool:
@@ -586,6 +614,77 @@ def _apply_priority(ticket: Ticket, priority: str | None) -> list[str]:
         ticket.priority = priority
         return ["priority"]
     return []
+
+
+def ticket_fields_set(*, ticket: Ticket, values, actor: Actor) -> Ticket:
+    """Set (or, with None, clear) some of a ticket's custom fields: PATCH /api/v1/tickets/{id}/campos (the
+    partner), the panel's PATCH /api/tickets/{id} and the admin (agents: every field). A value equal to the kept
+    one changes nothing, and a request that changes nothing writes and announces nothing. A change of a field
+    partners see moves atualizado_em and the change list; of hidden fields alone, neither. The value rows the
+    list's filters read are written in the same transaction."""
+    cleaned = custom_values_clean(organization_id=ticket.organization_id, values=values, actor=actor)
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket(ticket)
+        _fields_write(ticket, cleaned, actor)
+    return ticket
+
+
+def ticket_fields_set_by_customer(*, organization: Organization, ticket_id, values) -> Ticket:
+    """PATCH /api/v1/tickets/{id}/campos: ticket_fields_set for the partner, the ticket read once, under its row
+    lock (another organization's or a missing one is TicketNotFound, before the values are looked at). Errors are
+    raised after the block, as in reply_create_by_customer."""
+    error: Exception | None = None
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket_of(organization, ticket_id)
+        if ticket is None:
+            error = TicketNotFound()
+        else:
+            try:
+                cleaned = custom_values_clean(organization_id=organization.pk, values=values, actor=PARTNER)
+            except ValidationFailed as refused:
+                error = refused
+            else:
+                _fields_write(ticket, cleaned, PARTNER)
+    if error is not None:
+        raise error
+    return ticket
+
+
+def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor) -> None:
+    """Checked values (custom_values_clean) onto a ticket read under its row lock."""
+    definitions = field_definitions(ticket.organization_id)
+    by_key = {d.key: d for d in definitions}
+    kept = dict(ticket.custom_fields or {})
+    changes = {
+        key: FieldChange(kept.get(key), value, by_key[key].shown_to_partner)
+        for key, value in cleaned.items()
+        if kept.get(key) != value
+    }
+    if not changes:
+        return
+    ticket.custom_fields = values_ordered(definitions, {**kept, **cleaned})
+    shown = any(item.shown_to_partner for item in changes.values())
+    ticket.save(update_fields=["custom_fields", "updated_at"] if shown else ["custom_fields"])
+    TicketFieldValue.objects.filter(ticket=ticket, field_id__in=[by_key[key].id for key in changes]).delete()
+    _field_rows_insert(ticket, ticket.custom_fields, only=[by_key[key] for key in changes])
+    signals.ticket_fields_changed.send(sender=Ticket, ticket=ticket, changes=changes, actor=actor)
+
+
+def _field_rows_insert(ticket: Ticket, values: dict, only: list[FieldDefinition] | None = None) -> None:
+    """The TicketFieldValue rows of a ticket's values (of the fields `only` names), in one INSERT."""
+    if not values:
+        return
+    definitions = (
+        only if only is not None else [d for d in field_definitions(ticket.organization_id) if d.key in values]
+    )
+    rows = [
+        TicketFieldValue(organization_id=ticket.organization_id, ticket=ticket, field_id=d.id, **columns)
+        for d in definitions
+        if values.get(d.key) is not None
+        for columns in value_columns(d, values[d.key])
+    ]
+    if rows:
+        TicketFieldValue.objects.bulk_create(rows)
 
 
 def ticket_delete(*, ticket: Ticket, actor: Actor) -> TicketTombstone:

@@ -17,6 +17,8 @@ Every signal is sent with `sender` the model class and these keyword arguments:
 - note_added: reply (an internal note), actor
 - reply_edited: reply, previous_body, actor (only when the text changed)
 - attachment_added: attachment, actor
+- ticket_fields_changed: ticket, changes ({chave: tickets.fields.rules.FieldChange(previous, current,
+  shown_to_partner)}, every field the write changed, hidden ones too), actor
 - contact_updated: contact, changed (field names; None when a partner's request filled blank ones), actor
 - contact_anonymized: contact (as it now is), previous (ContactIdentity: what it was), tickets (TicketRef of
   each ticket it asked), actor; listeners remove their copies of `previous` in the same transaction
@@ -33,5 +35,6 @@ reply_published = Signal()
 note_added = Signal()
 reply_edited = Signal()
 attachment_added = Signal()
+ticket_fields_changed = Signal()
 contact_updated = Signal()
 contact_anonymized = Signal()

@@ -10,7 +10,13 @@ from rest_framework import serializers
 
 from integrations.models import EventKind
 from tickets.api.attachment_serializers import AttachmentEventOut
-from tickets.api.serializers import AgentRefOut, ReplyPublicOut, StatusOut, TicketSummaryWithBlocksOut
+from tickets.api.serializers import (
+    AgentRefOut,
+    CustomFieldValueField,
+    ReplyPublicOut,
+    StatusOut,
+    TicketSummaryWithBlocksOut,
+)
 from tickets.models import Priority
 
 
@@ -50,6 +56,17 @@ def _change(name: str, field_factory):
 StatusChangeOut = _change("StatusChangeOut", StatusOut)
 PriorityChangeOut = _change("PriorityChangeOut", lambda: serializers.ChoiceField(choices=Priority.choices))
 AssigneeChangeOut = _change("AssigneeChangeOut", lambda: AgentRefOut(allow_null=True))
+FieldValueChangeOut = _change("FieldValueChangeOut", lambda: CustomFieldValueField(allow_null=True))
+
+
+class FieldChangesOut(serializers.Serializer):
+    campos = serializers.DictField(
+        child=FieldValueChangeOut(),
+        help_text=(
+            "Por `chave`, o valor `anterior` e o `atual` de cada campo personalizado visível ao parceiro que mudou "
+            "(null: sem valor), na forma do bloco `campos`."
+        ),
+    )
 
 
 def _changes(name: str, field: str, change) -> type:
@@ -95,6 +112,11 @@ KINDS = {
         "EventoAnexoAdicionado",
         "Uma resposta pública de um atendente trouxe um arquivo (um evento por arquivo).",
         {"anexo": lambda: AttachmentEventOut()},
+    ),
+    EventKind.FIELDS_CHANGED: (
+        "EventoCamposAlterados",
+        "Um atendente mudou campos personalizados visíveis ao parceiro (só campos ocultos: nenhum evento).",
+        {"alteracoes": lambda: FieldChangesOut()},
     ),
     EventKind.DELETED: ("EventoTicketExcluido", "O ticket foi excluído (admin, painel, comando).", {}),
     EventKind.CONTACT_ANONYMIZED: (

@@ -279,3 +279,38 @@ def test_staff_open_a_ticket_in_the_admin_and_partners_hear_of_it(stack, receive
         "alta",
     )
     assert shown["solicitante"]["email"] == "joana@example.com"
+
+
+def test_staff_define_a_custom_field_set_it_and_filter_the_ticket_list_by_it(stack, receiver, page):
+    """Issue 22: a field defined in the admin, set on a ticket's page (an agent's change: an event), and the
+    ticket list filtered by its value; the partner sees the same value and finds the ticket by it."""
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path, events=("ticket.campos_alterados",))
+    chosen, other = stack.create_ticket(), stack.create_ticket()
+
+    log_in(page, stack)
+    page.goto(f"{stack.base_url}/admin/tickets/customfield/add/")
+    page.fill("#id_key", "filial")
+    page.fill("#id_name", "Filial")
+    page.select_option("#id_type", value="lista")
+    page.fill("#id_options_text", "centro\nnorte")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist")
+
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/{chosen['id']}/change/")
+    page.select_option("#id_campo_filial", value="norte")
+    save_and_continue(page)
+    assert page.locator("#id_campo_filial").input_value() == "norte"
+
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.click("text=Filial: norte")
+    page.wait_for_url(re.compile(r"campo\.filial=norte"))
+    listed = page.locator("#result_list tbody tr").all_inner_texts()
+    assert len(listed) == 1 and f"{chosen['numero']}" in listed[0], listed
+    assert other["id"] != chosen["id"]
+
+    request = wait_for(lambda: receiver.at(path), message="ticket.campos_alterados")[0]
+    body = json.loads(request.body)
+    assert body["data"]["alteracoes"] == {"campos": {"filial": {"anterior": None, "atual": "norte"}}}
+    found = stack.partner("GET", "/api/v1/tickets?campo.filial=norte&incluir=campos")[1]["data"]
+    assert [(ticket["id"], ticket["campos"]) for ticket in found["data"]] == [(chosen["id"], {"filial": "norte"})]

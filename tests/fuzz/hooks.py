@@ -68,7 +68,7 @@ class PartnerKey:
 
 
 @schemathesis.auth(refresh_interval=600).apply_to(
-    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|auditoria|contatos)(/.*)?$"
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|auditoria|contatos|campos)(/.*)?$"
 )
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
@@ -143,7 +143,12 @@ def _use_seeded_body_values(label: str, case) -> None:
                 # repeats small bodies, and a run whose few distinct draws all missed never saw a 2xx.
                 _seeded_labels.add(label)
                 draw = bytes(len(draw))
-        case.body = {**body, **seeded(body, draw)}
+        changes = seeded(body, draw)
+        case.body = changes.get(REPLACE, {**body, **changes})
+
+
+# A seeded value of BODY_VALUES that is the whole body, not keys merged into it.
+REPLACE = "__body__"
 
 
 def _login(body: dict, draw: bytes) -> dict:
@@ -171,10 +176,56 @@ def _webhook(body: dict, draw: bytes) -> dict:
     return {}
 
 
+def _field_values(body: dict, draw: bytes) -> dict:
+    """Values of A's seeded custom fields (issue 22): random keys and values are a 422 per key (the fields are
+    the organization's data, which a schema cannot list)."""
+    if draw[-1] >= 200:
+        return {}
+    values = FIXTURES["field_values"]
+    keys = list(values)
+    chosen = {key: values[key] for n, key in enumerate(keys) if draw[-2 - n] % 3}
+    return chosen or {keys[0]: values[keys[0]]}
+
+
+def _ticket_fields(body: dict, draw: bytes) -> dict:
+    """PATCH /api/v1/tickets/{id}/campos: the body is the values themselves."""
+    values = _field_values(body, draw)
+    return {REPLACE: values} if values else {}
+
+
+def _with_field_values(body: dict, draw: bytes) -> dict:
+    """A ticket's create or update that sends `campos`: A's fields' values."""
+    if not isinstance(body.get("campos"), dict):
+        return {}
+    values = _field_values(body, draw)
+    return {"campos": values} if values else {}
+
+
+def _custom_field(body: dict, draw: bytes) -> dict:
+    """A new field: a key of its own (a taken one is a 422 of stored state), options exactly for the list types."""
+    if draw[0] >= 200:
+        return {}
+    changes = {}
+    if isinstance(body.get("chave"), str):
+        changes["chave"] = f"{body['chave'][:20]}_{draw[1:6].hex()}"
+    if body.get("tipo") in ("lista", "multilista"):
+        changes["opcoes"] = ["a", "b"]
+    elif "opcoes" in body:
+        changes["opcoes"] = []
+    return changes
+
+
+def _custom_field_update(body: dict, draw: bytes) -> dict:
+    """A seeded field's change: its key and type stay (another is a 422), options only on its list field."""
+    if draw[0] >= 200:
+        return {}
+    return {REPLACE: {name: value for name, value in body.items() if name not in ("chave", "tipo", "opcoes")}}
+
+
 def _ticket_update(body: dict, draw: bytes) -> dict:
     # Mostly A's statuses and agents (a 200), some of B's (a 404, like an id that does not exist).
     values = FIXTURES["ticket_update_values"]
-    changes = {}
+    changes = _with_field_values(body, draw)
     for position, field in enumerate(("status_id", "atendente_id")):
         if _is_uuid(body.get(field)) and draw[position] < 200:
             pool = values[field]["a" if draw[position] < 160 else "b"]
@@ -205,6 +256,10 @@ BODY_VALUES = {
     "PATCH /api/webhooks/{id}": _webhook,
     "PATCH /api/tickets/{id}": _ticket_update,
     "POST /api/tickets": _ticket_update,  # atendente_id: A's agents mostly, some of B's (a 404)
+    "POST /api/v1/tickets": _with_field_values,
+    "PATCH /api/v1/tickets/{id}/campos": _ticket_fields,
+    "POST /api/campos": _custom_field,
+    "PATCH /api/campos/{id}": _custom_field_update,
 }
 
 
@@ -299,6 +354,23 @@ SEMANTIC_REJECTIONS = {
         "Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",
     ),
     "ate": ("Informe data e hora ISO 8601 com fuso (por exemplo, 2026-12-31T23:59:00Z).",),
+    # Custom fields (issue 22): the 51st of an organization, a key taken or changed, a type changed, options that
+    # do not fit the type (a rule between two fields), or that tickets use.
+    "campo": ("Limite de 50 campos por organização atingido.",),
+    "chave": ("Já existe um campo com esta chave.", "A chave de um campo não muda: crie outro campo."),
+    "tipo": ("O tipo de um campo não muda: crie outro campo.",),
+    "opcoes": (
+        "Só campos do tipo lista ou multilista têm opções.",
+        "Informe ao menos uma opção.",
+        "As opções não podem se repetir.",
+        "Cada opção é um texto de 1 a 100 caracteres.",
+    ),
+    # A value of a custom field: the organization's fields (their keys, types and options) are stored state.
+    "campos.*": (
+        "Campo desconhecido nesta organização.",
+        "Campo inativo: não aceita valores.",
+        "Este campo não pode ser alterado pela API.",
+    ),
 }
 SEMANTIC_REJECTIONS["desde"] += SEMANTIC_REJECTIONS["ate"]
 # The ticket list's times (issue 21): a date-time past what a database stores once in UTC (year 1 with a
@@ -313,6 +385,8 @@ SEMANTIC_REJECTIONS["cursor"] += (
 SEMANTIC_REJECTION_PREFIXES = {
     # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.
     "redes_permitidas": ("Rede inválida (use a notação CIDR",),
+    # What a custom field expects, naming its options (tickets.fields.values.expected).
+    "campos.*": ("Informe ",),
 }
 
 
@@ -355,6 +429,8 @@ def _semantic(field: str, messages: list[str]) -> bool:
     if len(messages) != 1:
         return False
     message = messages[0]
+    if field.startswith("campos."):  # a custom field's value, by its key
+        field = "campos.*"
     return message in SEMANTIC_REJECTIONS.get(field, ()) or message.startswith(
         SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",))
     )

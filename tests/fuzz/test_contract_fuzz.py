@@ -274,6 +274,8 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
         a.add("DELETE /api/api-keys/{id}", id=a.panel("POST", "/api/api-keys", {"nome": f"Revogável {n}"})["id"])
     b.add("DELETE /api/api-keys/{id}", id=b.key_id)
 
+    seeded_fields = _seed_custom_fields(a, b)
+
     # Tickets made to be deleted (the seeded ones stay: PROTECTED), and one of B's (a 404 for A).
     seeded_tickets = [parameters["id"] for parameters in a.paths["GET /api/tickets/{id}"]]
     for n in range(3):
@@ -300,7 +302,9 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
             "DELETE /api/webhooks/{id}": {"id": [up["id"], failing["id"]]},
             "PATCH /api/webhooks/{id}": {"id": [up["id"]]},
             "DELETE /api/tickets/{id}": {"id": seeded_tickets},
+            "DELETE /api/campos/{id}": {"id": list(seeded_fields.values())},
         },
+        "field_values": FIELD_VALUES,
         "ticket_update_values": {
             "status_id": {"a": list(a.statuses().values()), "b": list(b.statuses().values())},
             "atendente_id": {"a": [agent["id"] for agent in agents], "b": [agent["id"] for agent in b_agents]},
@@ -310,7 +314,34 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
     }
 
 
+def _seed_custom_fields(a: Organization, b: Organization) -> dict[str, str]:
+    """Custom fields (issue 22): the same keys in both organizations, the field PATCH on every seeded ticket; fields
+    made to be deleted (A's seeded ones stay: PROTECTED), and B's (a 404 for A). A's seeded fields by key."""
+    seeded_fields = {}
+    for org in (a, b):
+        for field in FIELDS:
+            made = org.panel("POST", "/api/campos", field)
+            org.add("PATCH /api/campos/{id}", id=made["id"])
+            if org is a:
+                seeded_fields[made["chave"]] = made["id"]
+            else:
+                b.add("DELETE /api/campos/{id}", id=made["id"])
+        for parameters in org.paths["GET /api/v1/tickets/{id}"]:
+            org.add("PATCH /api/v1/tickets/{id}/campos", id=parameters["id"])
+    for n in range(3):
+        spare = a.panel("POST", "/api/campos", {"chave": f"descartavel_{n}", "nome": "Descartável", "tipo": "texto"})
+        a.add("DELETE /api/campos/{id}", id=spare["id"])
+    return seeded_fields
+
+
 UPLOAD_FILES = [_png_bytes(), b"Registro do pedido 1234: entregue com atraso.\n"]
+# Both organizations' custom fields, and valid values of them (tests/fuzz/hooks.py puts them in positive bodies).
+FIELDS = [
+    {"chave": "pedido", "nome": "Pedido", "tipo": "texto"},
+    {"chave": "loja", "nome": "Loja", "tipo": "lista", "opcoes": ["centro", "norte"]},
+    {"chave": "valor", "nome": "Valor", "tipo": "numero"},
+]
+FIELD_VALUES = {"pedido": "PED-1", "loja": "norte", "valor": "10.5"}
 
 
 def _upload(stack: Stack, key: str, ticket_id: str):

@@ -97,6 +97,15 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
     resolved = status_of(organization, "resolvido")
     agent.patch(f"/api/tickets/{ticket}", {"status_id": str(resolved.pk), "prioridade": "alta"}, format="json")
     agent.patch(f"/api/tickets/{ticket}", {"atendente_id": None}, format="json")
+    for field in (
+        {"chave": "pedido", "nome": "Pedido", "tipo": "texto"},
+        {"chave": "itens", "nome": "Itens", "tipo": "multilista", "opcoes": ["a", "b"]},
+        {"chave": "valor", "nome": "Valor", "tipo": "numero"},
+        {"chave": "pago", "nome": "Pago", "tipo": "booleano"},
+    ):
+        assert_success(agent.post("/api/campos", field, format="json"), 201, "Campo criado.")
+    values = {"pedido": "A-1", "itens": ["b"], "valor": 9.9, "pago": True}
+    assert_success(agent.patch(f"/api/tickets/{ticket}", {"campos": values}, format="json"), 200, "Ticket atualizado.")
     webhook = organization.webhooks.get()
     assert_success(
         panel_client(admin.email).post(f"/api/webhooks/{webhook.pk}/testar"), 200, "Evento de teste enfileirado."

@@ -19,7 +19,7 @@ from tickets.services import RequesterData, ticket_delete, ticket_update
 
 TICKETS = "/api/v1/tickets"
 CHANGES = "/api/v1/tickets/alteracoes"
-UNKNOWN_TAGS = "Bloco desconhecido: tags. Blocos aceitos: atendente, contato."
+UNKNOWN_TAGS = "Bloco desconhecido: tags. Blocos aceitos: atendente, contato, campos."
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
@@ -296,10 +296,10 @@ def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, ot
     ("incluir", "message"),
     [
         ("tags", UNKNOWN_TAGS),
-        ("atendente,tags,sla,tags", "Bloco desconhecido: tags, sla. Blocos aceitos: atendente, contato."),
-        ("Atendente", "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato."),
-        ("atendente, contato", "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato."),
-        ("contato_id", "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato."),
+        ("atendente,tags,sla,tags", "Bloco desconhecido: tags, sla. Blocos aceitos: atendente, contato, campos."),
+        ("Atendente", "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, campos."),
+        ("atendente, contato", "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, campos."),
+        ("contato_id", "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, campos."),
     ],
 )
 @pytest.mark.parametrize("path", [TICKETS, CHANGES, "one"])
@@ -386,9 +386,14 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         {"$ref": "#/components/schemas/TicketPublicOut"},
         {"$ref": "#/components/schemas/AssigneeBlockOut"},
         {"$ref": "#/components/schemas/ContactBlockOut"},
+        {"$ref": "#/components/schemas/CustomFieldsBlockOut"},
     ]
     assert components["TicketSummaryWithBlocksOut"]["allOf"][0] == {"$ref": "#/components/schemas/TicketSummaryOut"}
-    for block, keys in (("AssigneeBlockOut", ["atendente"]), ("ContactBlockOut", ["contato_id"])):
+    for block, keys in (
+        ("AssigneeBlockOut", ["atendente"]),
+        ("ContactBlockOut", ["contato_id"]),
+        ("CustomFieldsBlockOut", ["campos"]),
+    ):
         assert list(components[block]["properties"]) == keys
         assert "required" not in components[block]  # present exactly when asked for
     assert components["AssigneeBlockOut"]["properties"]["atendente"]["nullable"] is True
@@ -419,7 +424,7 @@ def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema,
     assert parameter["schema"] == {
         "type": "string",
         "maxLength": 255,
-        "pattern": "^((atendente|contato)?,)*(atendente|contato)?$",
+        "pattern": "^((atendente|contato|campos)?,)*(atendente|contato|campos)?$",
     }
     assert "422" in schema["paths"][path][method]["responses"]
 

@@ -34,6 +34,7 @@ from tickets.api.serializers import (
     TicketSummaryWithBlocksOut,
 )
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
+from tickets.fields.services import custom_field_create
 from tickets.models import Attachment, Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
 from tickets.payloads import (
     AGENT_COLUMNS,
@@ -73,6 +74,7 @@ from tickets.services import (
     reply_edit_as_agent,
     reply_edit_as_customer,
     ticket_delete,
+    ticket_fields_set,
     ticket_update,
 )
 
@@ -232,6 +234,9 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     with_blocks = pairs["TicketPublico with every block, from rows"][0]
     assert {ticket["atendente"] is None for ticket in with_blocks} == {True, False}
     assert len({ticket["contato_id"] for ticket in with_blocks}) > 1
+    assert {bool(ticket["campos"]) for ticket in with_blocks} == {True, False}
+    assert {"oculto" in ticket["campos"] for ticket in tickets} == {True, False}  # the panel shows hidden fields
+    assert not any("oculto" in ticket["campos"] for ticket in with_blocks)  # the partner never
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}
@@ -260,6 +265,27 @@ def _generate(organization, count: int, seed: int = 7) -> list:
     rng = random.Random(seed)
     agents = [make_agent(organization, name=rng.choice(TEXTS)) for _ in range(3)]
     categories = [category for category, _label in StatusCategory.choices]
+    for key, field_type, options, visible in (
+        ("pedido", "texto", None, True),
+        ("valor", "numero", None, True),
+        ("itens", "multilista", ["a", "b", "c"], True),
+        ("oculto", "booleano", None, False),
+    ):
+        custom_field_create(
+            organization=organization,
+            key=key,
+            name=key,
+            field_type=field_type,
+            options=options,
+            visible_to_partner=visible,
+        )
+    field_values = [
+        {},
+        {"pedido": "A-1", "valor": 10.5},
+        {"itens": ["c", "a"], "oculto": True},
+        {"oculto": False},
+        {"pedido": "Ção ✓", "valor": "-0.000001", "itens": ["b"], "oculto": True},
+    ]
     for n in range(count):
         requester = RequesterData(
             name=rng.choice(TEXTS),
@@ -292,6 +318,7 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             status=status_of(organization, rng.choice(categories)),
             assignee=rng.choice([None, *agents]),
         )
+        ticket = ticket_fields_set(ticket=ticket, values=rng.choice(field_values), actor=SYSTEM)
     # Timestamps without microseconds are written without a fraction: both sides must agree.
     whole_second = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     Ticket.objects.filter(organization=organization, number__lte=count // 5).update(updated_at=whole_second)

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
+from tickets.api.field_serializers import CustomFieldValuesField
 from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut
 from tickets.models import Priority, StatusCategory
 
@@ -31,11 +32,17 @@ class PanelReplyWithAttachmentsOut(PanelReplyOut):
 class PanelTicketOut(TicketSummaryOut):
     status = PanelStatusOut()
     atendente = PanelAgentRefOut(source="assignee", allow_null=True)
+    campos = serializers.DictField(
+        source="custom_fields",
+        child=serializers.JSONField(),
+        help_text="Todos os campos personalizados que o ticket tem (`chave -> valor`), visíveis ao parceiro ou não.",
+    )
     respostas = PanelReplyOut(source="thread", many=True)
 
 
 class PanelTicketListQuery(TicketPageQuery):
-    # Fields map to ticket_page's filters (source=), plus the page.
+    # Fields map to ticket_page's filters (source=), plus the page; `campo.<chave>` names any field, hidden too.
+    partner_fields = False
     status = serializers.UUIDField(source="status_id", required=False)
     atendente = serializers.UUIDField(source="assignee_id", required=False)
 
@@ -53,7 +60,9 @@ class PanelTicketUpdateIn(serializers.Serializer):
     # Fields map to ticket_update_by_ids: an absent field stays as it is, `atendente_id: null` unassigns.
     status_id = StrictUUIDField(required=False)
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
+    campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
+    campos = CustomFieldValuesField(source="custom_fields", required=False)
 
 
 class PanelTicketCreateIn(serializers.Serializer):
@@ -63,3 +72,4 @@ class PanelTicketCreateIn(serializers.Serializer):
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False, allow_null=True)
     solicitante = RequesterIn(source="requester")
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
+    campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)

@@ -17,7 +17,10 @@ from api_framework.schema import EMAIL_PATTERN, AllOfBases
 from foundation.feeds import CursorExpired, cursor_dumps, cursor_loads
 from foundation.retention import retention
 from helpdesk.api.avatars import avatar_url
+from tickets.api.field_serializers import CustomFieldValuesField
 from tickets.exceptions import ChangesCursorExpired
+from tickets.fields.selectors import FieldFilter, fields_by_key, fields_shown, shown_values
+from tickets.fields.values import RANGED_TYPES, BadValue, query_value
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.payloads import TICKET_BLOCKS, ticket_blocks_chosen, ticket_blocks_unknown, ticket_blocks_unknown_message
 from tickets.selectors import DEFAULT_ORDER, ORDERS
@@ -135,8 +138,42 @@ class ContactBlockOut(serializers.Serializer):
     )
 
 
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "string"}, {"type": "boolean"}, {"type": "array", "items": {"type": "string"}}],
+        "description": (
+            '`texto`, `lista`: o texto; `numero`: o decimal como texto (`"12.5"`); `data`: AAAA-MM-DD; '
+            "`booleano`: true ou false; `multilista`: a lista das opções escolhidas, na ordem do campo."
+        ),
+    }
+)
+class CustomFieldValueField(serializers.JSONField):
+    pass
+
+
+class ShownCustomFieldsField(serializers.DictField):
+    """A ticket's values of the fields partners see (the `campos` block of tickets.payloads)."""
+
+    def to_representation(self, ticket):
+        return shown_values(fields_shown(ticket.organization_id), ticket.custom_fields)
+
+
+class CustomFieldsBlockOut(serializers.Serializer):
+    """Bloco `campos` (`incluir=campos`): os campos personalizados do ticket."""
+
+    campos = ShownCustomFieldsField(
+        source="*",
+        child=CustomFieldValueField(),
+        required=False,
+        help_text=(
+            "Os valores dos campos personalizados visíveis ao parceiro (`chave -> valor`) que o ticket tem, na "
+            "ordem dos campos; um campo sem valor não aparece. GET /api/campos (painel) define os campos."
+        ),
+    )
+
+
 # By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
-TICKET_BLOCK_SCHEMAS = {"atendente": AssigneeBlockOut, "contato": ContactBlockOut}
+TICKET_BLOCK_SCHEMAS = {"atendente": AssigneeBlockOut, "contato": ContactBlockOut, "campos": CustomFieldsBlockOut}
 
 
 def _with_blocks(name: str, ticket, description: str) -> type:
@@ -255,6 +292,7 @@ class TicketCreateIn(serializers.Serializer):
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False, allow_null=True)
     external_id = TextField(required=False, allow_null=True, max_length=255)
     solicitante = RequesterIn(source="requester")
+    campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
 
 
 class ReplyIn(serializers.Serializer):
@@ -359,11 +397,53 @@ class TicketPageQuery(PageQuery):
         ),
     )
 
+    # Whose fields `campo.<chave>` names: the partner's list knows the fields partners see; the panel's, every one.
+    partner_fields = True
+
     @classmethod
     def from_request(cls, request, organization=None) -> "TicketPageQuery":
         query = cls(data=request.query_params, context={"organization": organization})
         query.is_valid(raise_exception=True)
         return query
+
+    def to_internal_value(self, data):
+        """The declared parameters, then the custom field filters (`campo.<chave>`, `campo.<chave>__de`,
+        `campo.<chave>__ate`), whose names depend on the organization's fields: every error of both in one 422."""
+        errors = {}
+        try:
+            attrs = super().to_internal_value(data)
+        except ValidationError as error:
+            attrs, errors = None, dict(error.detail)
+        filters, field_errors = self._field_filters(data)
+        if errors or field_errors:
+            raise ValidationError({**errors, **field_errors})
+        attrs["custom_field_filters"] = filters
+        return attrs
+
+    def _field_filters(self, data) -> tuple[tuple, dict]:
+        names = [name for name in getattr(data, "keys", lambda: ())() if name.startswith(FIELD_PARAMETER)]
+        if not names:
+            return (), {}
+        known = fields_by_key(self.context["organization"].pk, partner=self.partner_fields)
+        bounds, errors = {}, {}
+        for name in names:
+            text = data.get(name)
+            if text in (None, ""):  # an empty parameter counts as absent
+                continue
+            key, bound = _field_parameter(name)
+            definition = known.get(key)
+            if definition is None or (self.partner_fields and not definition.is_active):
+                errors[name] = ["Campo desconhecido nesta organização."]
+            elif bound != "value" and definition.type not in RANGED_TYPES:
+                errors[name] = ["Só campos numero e data aceitam intervalo (__de e __ate)."]
+            else:
+                try:
+                    bounds.setdefault(key, {"definition": definition})[bound] = query_value(definition, text)
+                except BadValue as problem:
+                    errors[name] = [str(problem)]
+        # One filter per field, its value and bounds together: one range of its index.
+        filters = [FieldFilter(**values) for values in bounds.values()]
+        return tuple(filters), errors
 
     @property
     def filters(self) -> dict:
@@ -403,6 +483,25 @@ class TicketPageQuery(PageQuery):
         if position is not None and position.ordering is not None and ORDERINGS[position.ordering] != order:
             raise serializers.ValidationError({"cursor": [OTHER_ORDER_CURSOR]})
         return attrs
+
+
+FIELD_PARAMETER = "campo."
+FIELD_BOUNDS = {"__de": "low", "__ate": "high"}
+FIELD_FILTERS_HELP = (
+    " Campos personalizados: `campo.<chave>=<valor>` só os tickets com este valor (`multilista`: que contêm esta "
+    "opção; `booleano`: true ou false; `numero`: o decimal, `12.5`; `data`: AAAA-MM-DD); para `numero` e `data`, "
+    "também `campo.<chave>__de` e `campo.<chave>__ate` (intervalo, extremos incluídos). Uma chave desconhecida (ou "
+    "de um campo oculto ao parceiro), um valor inválido ou um intervalo em outro tipo é um 422 no parâmetro."
+)
+
+
+def _field_parameter(name: str) -> tuple[str, str]:
+    """`campo.<chave>[__de|__ate]` as (chave, which bound of FieldFilter: value, low or high)."""
+    key = name[len(FIELD_PARAMETER) :]
+    for suffix, bound in FIELD_BOUNDS.items():
+        if key.endswith(suffix):
+            return key[: -len(suffix)], bound
+    return key, "value"
 
 
 class StatusCategoriesField(serializers.ListField):

@@ -25,6 +25,7 @@ from tickets.payloads import (
     reply_public,
     reply_row,
     ticket_columns,
+    ticket_fields_public,
     ticket_new_public,
     ticket_public,
     tickets_public,
@@ -36,6 +37,7 @@ from tickets.services import (
     reply_edit_as_customer,
     reply_ensure_editable_by_customer,
     ticket_create,
+    ticket_fields_set_by_customer,
     ticket_reopen_by_customer,
     ticket_resolve_by_customer,
 )
@@ -54,6 +56,7 @@ class TicketViewSet(PartnerViewSet):
         "reply": Scope.REPLIES_WRITE,
         "resolve": Scope.TICKETS_WRITE,
         "reopen": Scope.TICKETS_WRITE,
+        "fields": Scope.TICKETS_WRITE,
     }
 
     def list(self, request):
@@ -124,6 +127,13 @@ class TicketViewSet(PartnerViewSet):
         )
         ticket = ticket_reopen_by_customer(organization=self.organization, ticket_id=kwargs["id"])
         return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket reaberto.")
+
+    @action(detail=True, methods=["patch"], url_path="campos")
+    def fields(self, request, **kwargs):
+        ticket = ticket_fields_set_by_customer(
+            organization=self.organization, ticket_id=kwargs["id"], values=request.data
+        )
+        return EnvelopeResponse(ticket_fields_public(ticket), message="Campos atualizados.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, resposta, **kwargs):

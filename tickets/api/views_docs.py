@@ -4,7 +4,9 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 
 from api_framework.pagination import PageQuery
 from api_framework.schema import envelope, errors, page_of
+from tickets.api.field_serializers import VALUES_DESCRIPTION, VALUES_SCHEMA, CustomFieldValuesOut
 from tickets.api.serializers import (
+    FIELD_FILTERS_HELP,
     LIST_CURSOR_OUT,
     AgentOut,
     BlocksQuery,
@@ -47,6 +49,7 @@ ticket_docs = extend_schema_view(
             "combinam: um ticket aparece só se atende a todos. `busca` procura, sem diferenciar maiúsculas, "
             "em assunto, descrição, nome e e-mail do solicitante, e no número quando é um número inteiro; "
             "`external_id`, `solicitante_external_id` e `solicitante_email` são buscas exatas pelos seus ids."
+            + FIELD_FILTERS_HELP
         ),
         parameters=[TicketListQuery],
         responses={
@@ -161,6 +164,21 @@ ticket_docs = extend_schema_view(
                 422,
                 descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: IDEMPOTENCY_KEY_INVALID},
             ),
+        },
+    ),
+    fields=extend_schema(
+        operation_id="v1_tickets_fields_update",
+        tags=TAGS,
+        description=(
+            "Define ou apaga (null) campos personalizados do ticket: só as chaves enviadas mudam; `{}` não muda "
+            "nada. " + VALUES_DESCRIPTION + " Um campo oculto ao parceiro responde como uma chave desconhecida. "
+            "Uma mudança de campo visível move `atualizado_em` e o ticket na lista de alterações; nenhum evento é "
+            "registrado (sem eco). Sem `Idempotency-Key`: repetir o PATCH chega ao mesmo estado."
+        ),
+        request={"application/json": {**VALUES_SCHEMA, "description": "`{chave: valor | null}`."}},
+        responses={
+            200: envelope("CamposAtualizados", CustomFieldValuesOut),
+            **errors(404, descriptions={404: TICKET_NOT_FOUND}),
         },
     ),
     reply=extend_schema(
