@@ -60,6 +60,12 @@ def ticket_assigned(sender, ticket, previous_assignee, actor, **kwargs) -> None:
         events.assigned_event(ticket, previous_assignee, actor)
 
 
+@receiver(signals.ticket_tags_changed, dispatch_uid="integrations.ticket_tags_changed")
+def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.tags_changed_event(ticket, added, removed, actor)
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     if not actor.is_partner:

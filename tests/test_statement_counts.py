@@ -28,6 +28,9 @@ BUDGET = {
     "resolve": 8,
     "reopen": 7,
     "resolve_or_reopen_unchanged": 5,
+    # PATCH .../tags (issue 22): key, ticket (locked), UPDATE, audit INSERT, and the transaction's two.
+    "tags": 6,
+    "tags_unchanged": 4,
 }
 
 
@@ -186,6 +189,9 @@ FILTERED_LISTS = {
     "criado_desde and criado_ate": {"criado_desde": "2000-01-01T00:00:00Z", "criado_ate": "2100-01-01T00:00:00-03:00"},
     "ordenacao": {"ordenacao": "atualizado_em"},
     "cursor in another order": {"ordenacao": "-numero", "cursor": ""},
+    "tag (issue 22)": {"tag": "n9"},
+    "tags, all of them": {"tag": ["todos", "N9"]},
+    "tag and the counters' filters": {"tag": "todos", "prioridade": "media", "status": "aberto"},
     "all of them": {
         "external_id": "pedido-9",
         "solicitante_external_id": "cliente-9",
@@ -198,6 +204,7 @@ FILTERED_LISTS = {
         "busca": "ticket",
         "ordenacao": "numero",
         "cursor": "",
+        "tag": "n9",
     },
 }
 
@@ -210,6 +217,7 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
             subject=f"Ticket {n}",
             external_id=f"pedido-{n}",
             requester=RequesterData(name=f"Cliente {n}", email=f"cliente{n}@example.test", external_id=f"cliente-{n}"),
+            tags=["todos", f"n{n}"],
         )
         make_customer_reply(ticket, body="Cliente")
         make_agent_reply(ticket, agent, body="Atendente")
@@ -223,7 +231,14 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
 
 # --- `incluir` blocks (issue 21): extra columns of the same statements, never a statement more ---------------
 
-BLOCK_COMBINATIONS = ["atendente", "contato", "atendente,contato", "contato,atendente,contato"]
+BLOCK_COMBINATIONS = [
+    "atendente",
+    "contato",
+    "atendente,contato",
+    "contato,atendente,contato",
+    "tags",
+    "tags,atendente",
+]
 
 
 @pytest.fixture
@@ -276,3 +291,50 @@ def test_a_create_runs_the_same_statements_with_any_blocks(partner, organization
 
     assert len(with_blocks) == len(plain) <= BUDGET["create"], "\n".join(with_blocks)
     assert len(existing) <= BUDGET["create"], "\n".join(existing)
+
+
+# --- tags (issue 22) -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("incluir", ["", "?incluir=tags"])
+def test_a_create_with_five_tags_runs_the_statements_of_one_without(partner, organization, incluir):
+    counter = iter(range(1_000))
+
+    def create(tags):
+        body = {"assunto": "Novo", "descricao": "x", "external_id": f"pedido-{next(counter)}"}
+        body["solicitante"] = {"nome": "Cliente", "external_id": "sempre-o-mesmo"}
+        return partner.post(TICKETS + incluir, {**body, **tags}, format="json")
+
+    plain = statements(lambda: create({}))
+    tagged = statements(lambda: create({"tags": ["a", "b", "c", "d", "e"]}))
+
+    assert len(tagged) == len(plain) <= BUDGET["create"], "\n".join(tagged)
+
+
+def test_a_tags_change_reads_the_ticket_once_under_the_lock(partner, organization, agent):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+    flip = iter(range(1_000))
+
+    def change():
+        n = next(flip)
+        return partner.patch(
+            f"{TICKETS}/{ticket.pk}/tags", {"adicionar": [f"t{n}"], "remover": [f"t{n - 1}"]}, format="json"
+        )
+
+    sql = statements(change)
+
+    assert len(sql) <= BUDGET["tags"], "\n".join(sql)
+    writes = [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 2, "\n".join(writes)  # the ticket, its audit record
+    assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket locked
+
+
+def test_a_tags_change_that_changes_nothing_writes_nothing(partner, organization, agent):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+
+    sql = statements(lambda: partner.patch(f"{TICKETS}/{ticket.pk}/tags", {"remover": ["nenhuma"]}, format="json"))
+
+    assert len(sql) <= BUDGET["tags_unchanged"], "\n".join(sql)
+    assert not [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]

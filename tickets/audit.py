@@ -47,6 +47,13 @@ def ticket_assigned(sender, ticket, previous_assignee, actor, **kwargs) -> None:
     _ticket("ticket.atribuido", ticket, {"atendente_id": change(before, str(ticket.assignee_id or "") or None)})
 
 
+@receiver(signals.ticket_tags_changed, dispatch_uid="tickets.audit.ticket_tags_changed")
+def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None:
+    """The partner's changes too (the audit trail goes to no one): the ticket's tags before and after."""
+    before = sorted((set(ticket.tags) - set(added)) | set(removed))
+    _ticket("ticket.tags_alteradas", ticket, {"tags": change(before, list(ticket.tags))})
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="tickets.audit.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     audit_record(

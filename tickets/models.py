@@ -161,6 +161,9 @@ class Ticket(models.Model):
     created_at = models.DateTimeField("criado em", auto_now_add=True, db_index=False)
     updated_at = models.DateTimeField("atualizado em", auto_now=True)
     resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
+    # Labels of the partner and of agents: normalised, unique and sorted by tickets.tags (at most MAX_TAGS); one
+    # row to lock, read with the ticket. On PostgreSQL a GIN index (jsonb_path_ops) answers `?tag=`.
+    tags = models.JSONField("tags", default=list, blank=True, db_default=Value([], output_field=models.JSONField()))
     # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())

@@ -42,7 +42,7 @@ TICKET_COLUMNS = (
     "requester__phone",
     "requester__external_id",
 )
-PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name")
+PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name", "tags")
 REPLY_COLUMNS = (
     "ticket_id",
     "id",
@@ -120,6 +120,7 @@ def _ticket_panel(row, thread: list[dict]) -> dict:
     payload = ticket_summary(row)
     payload["status"] = {"id": str(row.status_id), **payload["status"]}
     payload["atendente"] = agent_ref(row.assignee_id, row.assignee__name) if row.assignee_id else None
+    payload["tags"] = list(row.tags)
     payload["respostas"] = thread
     return payload
 
@@ -194,10 +195,16 @@ def _contact_block(row) -> dict:
     return {"contato_id": str(row.requester_id)}
 
 
+def _tags_block(row) -> dict:
+    # Stored normalised, unique and sorted (tickets.tags): a column of the ticket row itself.
+    return {"tags": list(row.tags)}
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
     "contato": TicketBlock(columns=("requester_id",), build=_each(_contact_block)),
+    "tags": TicketBlock(columns=("tags",), build=_each(_tags_block)),
 }
 ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
 

@@ -52,6 +52,15 @@ PriorityChangeOut = _change("PriorityChangeOut", lambda: serializers.ChoiceField
 AssigneeChangeOut = _change("AssigneeChangeOut", lambda: AgentRefOut(allow_null=True))
 
 
+class TagsChangeOut(serializers.Serializer):
+    adicionadas = serializers.ListField(
+        child=serializers.CharField(), help_text="As tags que o ticket ganhou, em ordem alfabética (pode ser vazia)."
+    )
+    removidas = serializers.ListField(
+        child=serializers.CharField(), help_text="As tags que o ticket perdeu, em ordem alfabética (pode ser vazia)."
+    )
+
+
 def _changes(name: str, field: str, change) -> type:
     return type(name, (serializers.Serializer,), {field: change(), "__module__": __name__})
 
@@ -90,6 +99,11 @@ KINDS = {
         "EventoTicketAtribuido",
         "O atendente do ticket foi definido, trocado ou retirado (null).",
         {"alteracoes": lambda: _changes("AssigneeChangesOut", "atendente", AssigneeChangeOut)()},
+    ),
+    EventKind.TAGS_CHANGED: (
+        "EventoTagsAlteradas",
+        "Um atendente acrescentou ou retirou tags do ticket (as tags inteiras vêm no bloco `tags` do `incluir`).",
+        {"alteracoes": lambda: _changes("TagsChangesOut", "tags", TagsChangeOut)()},
     ),
     EventKind.ATTACHMENT_ADDED: (
         "EventoAnexoAdicionado",

@@ -97,6 +97,7 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
     resolved = status_of(organization, "resolvido")
     agent.patch(f"/api/tickets/{ticket}", {"status_id": str(resolved.pk), "prioridade": "alta"}, format="json")
     agent.patch(f"/api/tickets/{ticket}", {"atendente_id": None}, format="json")
+    agent.patch(f"/api/tickets/{ticket}", {"tags": {"adicionar": ["vip", "entrega"]}}, format="json")
     webhook = organization.webhooks.get()
     assert_success(
         panel_client(admin.email).post(f"/api/webhooks/{webhook.pk}/testar"), 200, "Evento de teste enfileirado."

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
-from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut
+from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut, TicketTagsIn
 from tickets.models import Priority, StatusCategory
 
 
@@ -31,6 +31,7 @@ class PanelReplyWithAttachmentsOut(PanelReplyOut):
 class PanelTicketOut(TicketSummaryOut):
     status = PanelStatusOut()
     atendente = PanelAgentRefOut(source="assignee", allow_null=True)
+    tags = serializers.ListField(child=serializers.CharField(), max_length=20, help_text="Em ordem alfabética.")
     respostas = PanelReplyOut(source="thread", many=True)
 
 
@@ -54,6 +55,15 @@ class PanelTicketUpdateIn(serializers.Serializer):
     status_id = StrictUUIDField(required=False)
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
+    tags = TicketTagsIn(
+        required=False,
+        help_text="Tags a acrescentar (`adicionar`) e a retirar (`remover`), como em PATCH /api/v1/tickets/{id}/tags.",
+    )
+
+
+class PanelTagOut(serializers.Serializer):
+    nome = serializers.CharField(source="name")
+    tickets = serializers.IntegerField(min_value=1, help_text="Quantos tickets da organização têm esta tag.")
 
 
 class PanelTicketCreateIn(serializers.Serializer):
