@@ -139,17 +139,6 @@ def test_a_common_tag_never_scans_the_table(tagged, params):
     assert all(nodes(plan) for plan in found)
 
 
-def test_the_tag_counts_read_only_the_organizations_tickets(tagged, postgres_only):
-    from tickets.selectors import TAG_COUNTS_SQL
-
-    organization = Ticket.objects.filter(subject="Assunto 1").values_list("organization", flat=True).first()
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + TAG_COUNTS_SQL["postgresql"], [organization])
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-
-    assert not [node for node in nodes(plan) if node.startswith("Seq Scan on tickets_ticket ")], plan
-
-
 def test_the_list_answers_the_tagged_tickets(tagged):
     data = assert_success(tagged.get("/api/v1/tickets", {"tag": "raro", "incluir": "tags"}), 200, "Tickets listados.")
 
