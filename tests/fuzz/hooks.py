@@ -309,10 +309,21 @@ SEMANTIC_REJECTIONS["cursor"] += (
     "Este proximo_cursor é de outra ordenacao: use a mesma ordenacao em todas as páginas, ou deixe o cursor "
     "vazio para começar do início.",
 )
+# Tags (issue 22): at most 20 on a ticket, counted on what the ticket ends up with (its tags now, the added, the
+# removed), which a schema cannot say; and a body that asks nothing (`{}`, or only unknown keys).
+SEMANTIC_REJECTIONS["tags"] = ("Um ticket tem no máximo 20 tags.", "Informe adicionar, remover ou os dois.")
+SEMANTIC_REJECTIONS["body"] = ("Informe adicionar, remover ou os dois.",)
 # Rejections whose message names the value refused: matched by their fixed beginning.
 SEMANTIC_REJECTION_PREFIXES = {
     # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.
     "redes_permitidas": ("Rede inválida (use a notação CIDR",),
+    # A tag's 1..50 characters count after normalisation (casefold may lengthen it, inner whitespace collapses,
+    # a lone surrogate is refused): the schema says only "not blank, no NUL". One tag in both lists is a 422 too.
+    **{field: ("Tag inválida: ",) for field in ("tags", "tag", "adicionar", "tags.adicionar")},
+    **{
+        field: ("Tag inválida: ", "Tag em adicionar e em remover ao mesmo tempo: ")
+        for field in ("remover", "tags.remover")
+    },
 }
 
 
@@ -351,12 +362,17 @@ def filter_failure(context, failure, case, response):
     return keep
 
 
+# Fields whose 422 names each refused value in a message of its own (every refused tag of a list).
+ONE_MESSAGE_PER_VALUE = frozenset({"tags", "tag", "adicionar", "remover", "tags.adicionar", "tags.remover"})
+
+
 def _semantic(field: str, messages: list[str]) -> bool:
-    if len(messages) != 1:
+    if len(messages) != 1 and field not in ONE_MESSAGE_PER_VALUE:
         return False
-    message = messages[0]
-    return message in SEMANTIC_REJECTIONS.get(field, ()) or message.startswith(
-        SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",))
+    return all(
+        message in SEMANTIC_REJECTIONS.get(field, ())
+        or message.startswith(SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",)))
+        for message in messages
     )
 
 
