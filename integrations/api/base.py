@@ -71,7 +71,8 @@ class PartnerViewSet(EnvelopeViewSet):
         self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
         idempotent = request.method == "POST" or (request.method == "PATCH" and self.action in self.idempotent_patches)
-        if idempotent and key is not None:
+        # A method the route does not serve (no action) is the 405 of every request: it claims no key.
+        if self.action is not None and idempotent and key is not None:
             self._idempotency = idempotency_claim(
                 credential=request.auth,
                 key=key,

@@ -358,3 +358,15 @@ def test_tags_change_is_a_service_rule_for_every_caller(ticket):
     change = TagsChange.of([" A b "], ["C"], fields=("tags.adicionar", "tags.remover"))
 
     assert (change.add, change.remove) == (("a-b",), ("c",))
+
+
+def test_a_method_the_route_does_not_serve_is_a_405_even_with_a_used_idempotency_key(partner, ticket):
+    """Found by the contract fuzzing: the key was claimed before the 405, which then answered a 422."""
+    headers = {"HTTP_IDEMPOTENCY_KEY": "usada"}
+    assert partner.patch(tags_url(ticket.pk), {"adicionar": ["a"]}, format="json", **headers).status_code == 200
+
+    response = partner.post(tags_url(ticket.pk), {"adicionar": []}, format="json", **headers)
+
+    assert response.status_code == 405
+    assert response["Allow"] == "PATCH"
+    assert IdempotencyRecord.objects.count() == 1
