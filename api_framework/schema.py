@@ -163,7 +163,8 @@ class EnvelopeAutoSchema(AutoSchema):
                 "RateLimit-Policy",
                 "RateLimit",
             ]
-            if self.method == "POST" and status_code != "429":
+            idempotent = self.method == "POST" or self.view.action in getattr(self.view, "idempotent_patches", ())
+            if idempotent and status_code != "429":
                 names.append("Idempotent-Replayed")
         for name in names:
             headers[name.removesuffix("-Painel")] = {"$ref": f"#/components/headers/{name}"}

@@ -29,6 +29,7 @@ django.setup()
 from bench.seed import SUBJECTS  # noqa: E402
 
 CONTACTS = 10_000
+TAGS = 100  # lote-0..lote-99: each on 1% of the bulk tickets (`?tag=` at 100,000 tickets)
 
 
 def main() -> None:
@@ -68,6 +69,8 @@ def main() -> None:
         sample = {
             "external_id": f"bulk-{sequence.last_number + middle}",
             "requester_external_id": f"bulk-cli-{1 + middle % CONTACTS}",
+            # Each bulk ticket has one tag of TAGS, so each tag is on 1% of them (issue 22).
+            "tag": f"lote-{middle % TAGS}",
         }
         # The backlog is older than every ticket there: it takes numbers 1..count, the others move up.
         oldest = Ticket.objects.filter(organization_id=organization).order_by("created_at").first()
@@ -95,7 +98,7 @@ def main() -> None:
             INSERT INTO {table(T)} ({col(T, "id")}, {col(T, "organization")}, {col(T, "number")}, {col(T, "subject")},
                 {col(T, "description")}, {col(T, "priority")}, {col(T, "channel")}, {col(T, "source_system")},
                 {col(T, "status")}, {col(T, "requester")}, {col(T, "assignee")}, {col(T, "external_id")},
-                {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")})
+                {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")}, {col(T, "tags")})
             SELECT gen_random_uuid(), %(org)s, g,
                 (%(subjects)s::text[])[1 + g %% %(subject_count)s] || ' #' || (200000 + g),
                 'Cliente relata: ' || lower((%(subjects)s::text[])[1 + (g * 7) %% %(subject_count)s])
@@ -108,7 +111,8 @@ def main() -> None:
                 'bulk-' || (%(earlier)s + g),
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
-                CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END
+                CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END,
+                jsonb_build_array('lote-' || (g %% %(tags)s))
             FROM generate_series(1, %(count)s) AS g
             JOIN {table(C)} c ON c.{col(C, "organization")} = %(org)s
                 AND c.{col(C, "external_id")} = 'bulk-cli-' || (1 + g %% %(contacts)s)
@@ -126,6 +130,7 @@ def main() -> None:
                 "agents": agents,
                 "agent_count": len(agents),
                 "contacts": CONTACTS,
+                "tags": TAGS,
             },
         )
         for internal, origin, body in (

@@ -32,7 +32,7 @@ class Endpoint:
 def run_wrk(*, port: int, endpoint: Endpoint, connections: int, duration: float, token: str, tag: str) -> dict:
     args = [*endpoint.args]
     if endpoint.script == "post_ticket.lua":
-        args = [tag]
+        args = [tag, *endpoint.args]  # the run's tag, then what the body adds (tags)
     command = [
         "wrk",
         f"-t{min(WRK_THREADS, connections)}",

@@ -259,6 +259,9 @@ class Bench:
             "external_id": seed["repeated_external_id"],
             "solicitante": {"nome": "Cliente Repetido", "external_id": "bench-repeat-customer"},
         }
+        # Issue 22: the same create with 5 tags. The lua script appends this JSON fragment to its body, so issue 22's
+        # custom fields go beside the tags (one create row with both).
+        tagged = ',"tags":["Cliente VIP","loja-centro","erp","Urgente","primeira compra"]'
         return [
             Endpoint("list_25", "GET /api/v1/tickets?por_pagina=25", "GET", "/api/v1/tickets?por_pagina=25"),
             Endpoint("list_100", "GET /api/v1/tickets?por_pagina=100", "GET", "/api/v1/tickets?por_pagina=100"),
@@ -282,6 +285,16 @@ class Bench:
                 "/api/v1/tickets",
                 script="post_ticket.lua",
                 body=new_ticket,
+                sql_fresh_body=True,
+            ),
+            Endpoint(
+                "create_tags",
+                "POST /api/v1/tickets (new, 5 tags)",
+                "POST",
+                "/api/v1/tickets",
+                script="post_ticket.lua",
+                args=(tagged,),
+                body={**new_ticket, "tags": ["Cliente VIP", "loja-centro", "erp", "Urgente", "primeira compra"]},
                 sql_fresh_body=True,
             ),
             Endpoint(
@@ -566,6 +579,8 @@ class Bench:
             (
                 ("external_id", "external_id", sample["external_id"]),
                 ("requester_external_id", "solicitante_external_id", sample["requester_external_id"]),
+                # Issue 22: a tag on 1% of the tickets (the GIN index counts them; the page walks the newest).
+                ("tag", "tag", sample["tag"]),
             ),
             start=2,
         ):
@@ -600,6 +615,7 @@ class Bench:
         hooks = self.webhooks() if "webhooks" in only else {}
         neighbours = self.neighbours() if "tenants" in only else {}
         busca, ratios = self.busca_100k(rows) if "busca" in only else ([], {})
+        ratios |= _create_ratios(rows)
         big = large(self, huge=self.options.huge) if "large" in only else {}
         organizations = self.many_organizations() if "orgs" in only else {}
         return {
@@ -642,6 +658,18 @@ def settings_default(name: str) -> str:
     if match is None:
         raise RuntimeError(f"no default for {name} in config/settings.py")
     return match.group(1).strip().strip('"')
+
+
+def _create_ratios(rows: list[dict]) -> dict:
+    """The create with 5 tags against the plain create, product req/s, at each connection count (issue 22)."""
+    by_key = {(row["key"], row["connections"]): row for row in rows}
+    ratios = {}
+    for connections in CONNECTIONS:
+        plain, tagged = by_key.get(("create", connections)), by_key.get(("create_tags", connections))
+        if plain and tagged:
+            suffix = "" if connections == CONNECTIONS[0] else f"_at_{connections}"
+            ratios[f"create_tags_over_create{suffix}"] = _ratio(tagged["product"], plain["product"])
+    return ratios
 
 
 def _runs(row: dict) -> dict:

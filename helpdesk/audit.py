@@ -123,6 +123,7 @@ AUDIT_ACTIONS = (
     "ticket.excluido",
     "ticket.prioridade_alterada",
     "ticket.status_alterado",
+    "ticket.tags_alteradas",
     "usuario.atualizado",
     "usuario.criado",
     "usuario.excluido",

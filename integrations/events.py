@@ -176,6 +176,13 @@ def fields_changed_event(ticket: Ticket, changes: dict, actor: Actor) -> Webhook
     return ticket_event(ticket, EventKind.FIELDS_CHANGED, actor, alteracoes={"campos": fields})
 
 
+def tags_changed_event(ticket: Ticket, added: list[str], removed: list[str], actor: Actor) -> WebhookEvent:
+    """Not `{anterior, atual}`: what came and what went, as the change was asked (the ticket's whole list is in
+    the `tags` block, for webhooks and feeds that ask for it)."""
+    change = {"adicionadas": added, "removidas": removed}
+    return ticket_event(ticket, EventKind.TAGS_CHANGED, actor, alteracoes={"tags": change})
+
+
 def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
     """The ticket is gone: `ticket` is what identifies it, nothing more."""
     return event_emit(

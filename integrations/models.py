@@ -76,6 +76,7 @@ class EventKind(models.TextChoices):
     RESOLVED = "ticket.resolvido", "Ticket resolvido"
     PRIORITY_CHANGED = "ticket.prioridade_alterada", "Prioridade alterada"
     ASSIGNED = "ticket.atribuido", "Ticket atribuído"
+    TAGS_CHANGED = "ticket.tags_alteradas", "Tags alteradas"
     ATTACHMENT_ADDED = "ticket.anexo_adicionado", "Anexo adicionado"
     DELETED = "ticket.excluido", "Ticket excluído"
     CONTACT_ANONYMIZED = "contato.anonimizado", "Contato anonimizado"

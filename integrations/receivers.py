@@ -68,6 +68,12 @@ def ticket_fields_changed(sender, ticket, changes, actor, **kwargs) -> None:
         events.fields_changed_event(ticket, shown, actor)
 
 
+@receiver(signals.ticket_tags_changed, dispatch_uid="integrations.ticket_tags_changed")
+def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.tags_changed_event(ticket, added, removed, actor)
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     if not actor.is_partner:

@@ -36,7 +36,13 @@ from tests.routes import action_of, api_routes, view_class_of
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
 from tickets.fields.services import custom_field_create
 from tickets.models import Attachment, CustomField, Reply, Ticket
-from tickets.services import RequesterData, ticket_fields_set, ticket_update
+from tickets.services import (
+    RequesterData,
+    TagsChange,
+    ticket_fields_set,
+    ticket_tags_change_by_customer,
+    ticket_update,
+)
 
 PARTNER, PANEL, MANAGEMENT, PUBLIC = "partner", "panel", "management", "public"
 # The errors.field of a 401 at each door.
@@ -244,6 +250,9 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         external_id=f"pedido-{label}",
     )
     ticket_update(ticket=first, status=status_of(organization, "em_andamento"), assignee=colleague)
+    # Tags both organizations use, and one only this one has (its marker, normalised): the partner's own change,
+    # which emits nothing.
+    ticket_tags_change_by_customer(organization=organization, ticket_id=first.pk, change=TagsChange.of(["vip", marker]))
     first.refresh_from_db()
     other = RequesterData(name=f"Outro {marker}", email=f"outro@{label}.test")  # no digit: `busca` by number
     rest = [
@@ -315,6 +324,7 @@ BODIES = {
         "arquivo": SimpleUploadedFile("intruso.txt", b"Intrusao\n", "text/plain")
     },
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
+    "PATCH /api/v1/tickets/{id}/tags": lambda world: {"adicionar": ["intrusao"], "remover": ["acme"]},
     "POST /api/v1/tickets/{id}/resolver": lambda world: None,
     "POST /api/v1/tickets/{id}/reabrir": lambda world: None,
     "PATCH /api/v1/contatos/{id}": lambda world: {
@@ -372,6 +382,7 @@ SUCCESS = {
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "POST /api/v1/tickets/{id}/resolver": (200, "Ticket resolvido."),
     "POST /api/v1/tickets/{id}/reabrir": (200, "Ticket reaberto."),
+    "PATCH /api/v1/tickets/{id}/tags": (200, "Tags atualizadas."),
     "GET /api/v1/tickets/{id}/anexos": (200, "Anexos listados."),
     "POST /api/v1/tickets/{id}/anexos": (201, "Anexo enviado."),
     "GET /api/v1/atendentes": (200, "Atendentes listados."),
@@ -400,6 +411,7 @@ SUCCESS = {
     "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "GET /api/tickets/{id}/anexos": (200, "Anexos listados."),
     "GET /api/ticket-status": (200, "Status listados."),
+    "GET /api/tags": (200, "Tags listadas."),
     "GET /api/auditoria": (200, "Auditoria listada."),
     "GET /api/contatos/{id}/exportar": (200, "Dados do contato exportados."),
     "POST /api/contatos/{id}/anonimizar": (200, "Contato anonimizado."),

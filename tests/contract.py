@@ -27,7 +27,8 @@ TICKET_SUMMARY_FIELDS = set(TICKET_SUMMARY_ORDER)
 # A ticket of the partner API (/api/v1/tickets): the summary and its public replies.
 TICKET_FIELDS = TICKET_SUMMARY_FIELDS | {"respostas"}
 # A ticket of the agent panel (/api/tickets): also its assignee, and replies that include internal notes.
-PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente", "campos"}
+# ... and its custom fields and tags (issue 22).
+PANEL_TICKET_FIELDS = TICKET_FIELDS | {"atendente", "campos", "tags"}
 
 # The smallest valid body of POST /api/v1/tickets.
 TICKET_BODY = {"assunto": "Impressora", "descricao": "Não imprime.", "solicitante": {"nome": "Ana"}}
@@ -41,6 +42,7 @@ ALL_EVENTS = [
     "ticket.resolvido",
     "ticket.prioridade_alterada",
     "ticket.atribuido",
+    "ticket.tags_alteradas",
     "ticket.anexo_adicionado",
     "ticket.excluido",
     "contato.anonimizado",

@@ -83,8 +83,18 @@ PARTNER_LOOKUP_QUERIES = {
     ),
 }
 
+# Tags (issue 22): both organizations tag their first ticket `vip`, and each its own marker.
+TAG_QUERIES = {
+    "tag both use": ({"tag": "vip"}, lambda a, b: [b.ticket]),
+    "tag only A has": ({"tag": lambda a, b: a.marker}, lambda a, b: []),
+    "tag of B": ({"tag": lambda a, b: b.marker}, lambda a, b: [b.ticket]),
+    "tags of A and B": ({"tag": lambda a, b: ["vip", a.marker]}, lambda a, b: []),
+}
+PARTNER_LOOKUP_QUERIES |= TAG_QUERIES
+
 PANEL_TICKET_QUERIES = {
     **PARTNER_TICKET_QUERIES,
+    **TAG_QUERIES,
     "status of A": ({"status": lambda a, b: a.ticket.status_id}, lambda a, b: []),
     "status of B, the same category as A's": ({"status": lambda a, b: b.ticket.status_id}, lambda a, b: [b.ticket]),
     "atendente of A": ({"atendente": lambda a, b: a.colleague.pk}, lambda a, b: []),
@@ -183,6 +193,17 @@ def test_status_list_has_only_the_callers_statuses(world):
     expected = TicketStatus.objects.filter(organization=world.b.organization)
     assert status_of(world.b.organization, "resolvido") in expected
     assert_exactly(response, "Status listados.", expected, world, paginated=False)
+
+
+def test_tag_list_has_only_the_callers_tags_and_counts_only_its_tickets(world):
+    response = world.b.client(PANEL).get("/api/tags")
+
+    data = assert_success(response, 200, "Tags listadas.")
+    assert data == sorted(
+        [{"nome": "vip", "tickets": 1}, {"nome": world.b.marker.lower(), "tickets": 1}], key=lambda tag: tag["nome"]
+    )
+    assert world.a.marker.lower() not in response.content.decode()
+    assert_no_trace(response, world)
 
 
 def test_change_list_has_only_the_callers_tickets_whatever_the_start(world):
@@ -310,6 +331,7 @@ LIST_TESTS = {
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,
+    "/api/tags": test_tag_list_has_only_the_callers_tags_and_counts_only_its_tickets,
     "/api/v1/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/auditoria": test_audit_trail_has_only_the_callers_records,

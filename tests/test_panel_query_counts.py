@@ -44,6 +44,22 @@ def test_panel_ticket_list_with_filters_runs_the_same_queries_for_1_and_50_ticke
     assert len(fifty_queries) == len(one_queries), "\n".join(fifty_queries)
 
 
+def test_the_tag_list_runs_the_same_queries_for_1_and_60_tags(manager, organization):
+    from tests.factories import make_ticket
+    from tickets.services import ticket_update
+
+    ticket_update(ticket=make_ticket(organization), tags_add=["t00"])
+    one_queries, one_list = queries_of(manager, "/api/tags")
+    for n in range(1, 4):
+        ticket_update(ticket=make_ticket(organization), tags_add=[f"t{n * 20 + m:02}" for m in range(20)])
+
+    more_queries, more_list = queries_of(manager, "/api/tags")
+
+    assert (len(one_list), len(more_list)) == (1, 61)
+    assert len(more_queries) == len(one_queries), "\n".join(more_queries)
+    assert sum("json" in query for query in more_queries) == 1  # one statement counts every tag
+
+
 def test_api_key_list_runs_the_same_queries_for_1_and_20_credentials(manager, organization):
     admin = admin_of(organization)
     credential_create(organization=organization, name="Chave 0", created_by=admin)

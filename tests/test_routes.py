@@ -16,6 +16,7 @@ ROUTES = {
     "/api/v1/tickets/{id}/resolver": ("POST",),
     "/api/v1/tickets/{id}/reabrir": ("POST",),
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
+    "/api/v1/tickets/{id}/tags": ("PATCH",),  # issue 22: tags
     "/api/v1/tickets/{id}/anexos": ("GET", "POST"),
     "/api/v1/anexos/{token}": ("GET",),
     "/api/v1/atendentes": ("GET",),
@@ -37,6 +38,7 @@ ROUTES = {
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/tickets/{id}/anexos": ("GET",),
     "/api/ticket-status": ("GET",),
+    "/api/tags": ("GET",),  # issue 22: the organization's tags
     "/api/auditoria": ("GET",),  # issue 19: the audit trail
     "/api/contatos/{id}/exportar": ("GET",),  # issue 19: data-subject requests
     "/api/contatos/{id}/anonimizar": ("POST",),

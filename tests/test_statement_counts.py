@@ -33,6 +33,9 @@ BUDGET = {
     # Issue 22: key, ticket (locked), UPDATE, the changed fields' value rows (DELETE, INSERT), audit INSERT, and
     # the transaction's two; the organization's fields come from their cache.
     "fields_patch": 8,
+    # PATCH .../tags (issue 22): key, ticket (locked), UPDATE, audit INSERT, and the transaction's two.
+    "tags": 6,
+    "tags_unchanged": 4,
 }
 
 
@@ -212,6 +215,9 @@ FILTERED_LISTS = {
         "campo.valor__ate": "10.0",
         "campo.entrega__de": "2026-01-01",
     },
+    "tag (issue 22)": {"tag": "n9"},
+    "tags, all of them": {"tag": ["todos", "N9"]},
+    "tag and the counters' filters": {"tag": "todos", "prioridade": "media", "status": "aberto"},
     "all of them": {
         "campo.loja": "sul",
         "campo.valor__ate": "99",
@@ -226,6 +232,7 @@ FILTERED_LISTS = {
         "busca": "ticket",
         "ordenacao": "numero",
         "cursor": "",
+        "tag": "n9",
     },
 }
 
@@ -238,6 +245,7 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
             subject=f"Ticket {n}",
             external_id=f"pedido-{n}",
             requester=RequesterData(name=f"Cliente {n}", email=f"cliente{n}@example.test", external_id=f"cliente-{n}"),
+            tags=["todos", f"n{n}"],
         )
         make_customer_reply(ticket, body="Cliente")
         make_agent_reply(ticket, agent, body="Atendente")
@@ -253,7 +261,16 @@ def test_the_list_runs_as_many_statements_whatever_the_filters(partner, organiza
 
 # --- `incluir` blocks (issue 21): extra columns of the same statements, never a statement more ---------------
 
-BLOCK_COMBINATIONS = ["atendente", "contato", "atendente,contato", "contato,atendente,contato", "campos,atendente"]
+BLOCK_COMBINATIONS = [
+    "atendente",
+    "contato",
+    "atendente,contato",
+    "contato,atendente,contato",
+    "tags",
+    "tags,atendente",
+    "campos,atendente",
+    "campos,tags,contato,atendente",
+]
 
 
 @pytest.fixture
@@ -340,3 +357,50 @@ def test_a_fields_patch_reads_the_ticket_once_and_writes_what_changed(partner, o
     assert len(sql) <= BUDGET["fields_patch"], "\n".join(sql)
     assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket (locked)
     assert not [statement for statement in unchanged if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+
+
+# --- tags (issue 22) -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("incluir", ["", "?incluir=tags"])
+def test_a_create_with_five_tags_runs_the_statements_of_one_without(partner, organization, incluir):
+    counter = iter(range(1_000))
+
+    def create(tags):
+        body = {"assunto": "Novo", "descricao": "x", "external_id": f"pedido-{next(counter)}"}
+        body["solicitante"] = {"nome": "Cliente", "external_id": "sempre-o-mesmo"}
+        return partner.post(TICKETS + incluir, {**body, **tags}, format="json")
+
+    plain = statements(lambda: create({}))
+    tagged = statements(lambda: create({"tags": ["a", "b", "c", "d", "e"]}))
+
+    assert len(tagged) == len(plain) <= BUDGET["create"], "\n".join(tagged)
+
+
+def test_a_tags_change_reads_the_ticket_once_under_the_lock(partner, organization, agent):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+    flip = iter(range(1_000))
+
+    def change():
+        n = next(flip)
+        return partner.patch(
+            f"{TICKETS}/{ticket.pk}/tags", {"adicionar": [f"t{n}"], "remover": [f"t{n - 1}"]}, format="json"
+        )
+
+    sql = statements(change)
+
+    assert len(sql) <= BUDGET["tags"], "\n".join(sql)
+    writes = [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 2, "\n".join(writes)  # the ticket, its audit record
+    assert sum(statement.lstrip().upper().startswith("SELECT") for statement in sql) == 2  # key, ticket locked
+
+
+def test_a_tags_change_that_changes_nothing_writes_nothing(partner, organization, agent):
+    busy_tickets(organization, agent, 1)
+    ticket = organization.tickets.get()
+
+    sql = statements(lambda: partner.patch(f"{TICKETS}/{ticket.pk}/tags", {"remover": ["nenhuma"]}, format="json"))
+
+    assert len(sql) <= BUDGET["tags_unchanged"], "\n".join(sql)
+    assert not [statement for statement in sql if statement.lstrip().upper().startswith(("INSERT", "UPDATE"))]

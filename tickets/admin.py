@@ -4,6 +4,7 @@ Every change goes through tickets.services, so webhooks fire exactly as from
 the agent panel API.
 """
 
+import contextlib
 import re
 
 from django import forms
@@ -25,7 +26,7 @@ from helpdesk.admin_tenancy import (
     request_agent,
     user_organization_id,
 )
-from helpdesk.models import Agent, AuditRecord
+from helpdesk.models import Agent, AuditRecord, Organization
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.exceptions import format_bytes
@@ -38,7 +39,7 @@ from tickets.fields.admin import (
 )
 from tickets.fields.rules import custom_values_clean
 from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
-from tickets.selectors import ticket_status_history
+from tickets.selectors import tag_counts, ticket_status_history
 from tickets.services import (
     RequesterData,
     contact_delete,
@@ -55,6 +56,7 @@ from tickets.services import (
     ticket_update,
     ticket_update_check,
 )
+from tickets.tags import MAX_TAGS, TOO_MANY_TAGS, tags_condition, tags_normalize
 
 _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 FILES_PER_REPLY = 10
@@ -112,6 +114,33 @@ class AssigneeFilter(admin.SimpleListFilter):
                 raise IncorrectLookupParameters(f"atendente inválido: {self.value()!r}")
             return queryset.filter(assignee_id=agent_id)
         return queryset
+
+
+class TagFilter(admin.SimpleListFilter):
+    """The organization's tags (each with how many tickets carry it); the list keeps the tickets that have it."""
+
+    title = "tag"
+    parameter_name = "tag"
+
+    def lookups(self, request, model_admin):
+        organization_id = user_organization_id(request)
+        if organization_id is None:  # a superuser sees every organization: no one list of tags
+            return []
+        counts = tag_counts(organization=Organization(pk=organization_id))
+        return [(tag.name, f"{tag.name} ({tag.tickets})") for tag in counts]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        try:
+            tags = tags_normalize([self.value()])
+        except ValidationFailed:
+            raise IncorrectLookupParameters(f"tag inválida: {self.value()!r}") from None
+        return queryset.filter(tags_condition(tags))
+
+
+def tags_text(tags) -> str:
+    return ", ".join(tags)
 
 
 class ReplyThreadForm(forms.ModelForm):
@@ -187,6 +216,19 @@ class TicketAdminForm(forms.ModelForm):
         help_text="Deixe em branco para só alterar status, atendente ou prioridade.",
     )
     internal = forms.BooleanField(label="Nota interna (não visível para o cliente nem para o parceiro)", required=False)
+    tags_text = forms.CharField(
+        label="Tags",
+        required=False,
+        max_length=4000,
+        widget=forms.TextInput(attrs={"size": 80}),
+        # The page sends back the tags it showed: what changed is counted against them, not against the row now.
+        show_hidden_initial=True,
+        help_text=(
+            f"Separadas por vírgula, no máximo {MAX_TAGS}. Cada uma vira minúsculas, com os espaços internos "
+            'trocados por um hífen ("Cliente VIP" vira cliente-vip). Só o que você mudar aqui muda: tags que o '
+            "parceiro acrescentar enquanto isso ficam."
+        ),
+    )
     attachments = MultipleFileField(
         label="Anexos",
         required=False,
@@ -206,6 +248,7 @@ class TicketAdminForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["tags_text"].initial = tags_text(self.instance.tags)
         # New assignments go to active agents; an inactive current assignee stays until changed.
         assignee = self.fields["assignee"]
         assignee.queryset = assignee.queryset.filter(Q(is_active=True) | Q(pk=self.instance.assignee_id))
@@ -223,6 +266,7 @@ class TicketAdminForm(forms.ModelForm):
         if cleaned.get("new_reply", "").strip() and request_agent(self.request) is None:
             raise forms.ValidationError("Somente atendentes ativos da organização podem responder.")
         check_attachments(self, cleaned, max_files=FILES_PER_REPLY)
+        self._clean_tags(cleaned)
         try:
             ticket_update_check(
                 ticket=self.instance,
@@ -241,6 +285,26 @@ class TicketAdminForm(forms.ModelForm):
             for key, messages_ in error.errors.items():
                 self.add_error(f"campo_{key.removeprefix('campos.')}", messages_)
         return cleaned
+
+    def _clean_tags(self, cleaned) -> None:
+        """The tags as typed, normalised; what changed is against what the page showed (`tags_add`, `tags_remove`),
+        so a tag the partner added meanwhile stays."""
+        typed = [part for part in (cleaned.get("tags_text") or "").split(",") if part.strip()]
+        try:
+            wanted = tags_normalize(typed, field="tags_text")
+        except ValidationFailed as error:
+            self.add_error("tags_text", error.errors["tags_text"])
+            return
+        if len(wanted) > MAX_TAGS:
+            self.add_error("tags_text", TOO_MANY_TAGS)
+            return
+        shown_text = self.data.get(self.add_initial_prefix("tags_text"))
+        shown = set(self.instance.tags)
+        if shown_text is not None:
+            with contextlib.suppress(ValidationFailed):  # not what the page wrote: judged against the row
+                shown = set(tags_normalize([part for part in shown_text.split(",") if part.strip()]))
+        cleaned["tags_add"] = sorted(set(wanted) - shown)
+        cleaned["tags_remove"] = sorted(shown - set(wanted))
 
 
 class TicketAddForm(forms.ModelForm):
@@ -284,10 +348,19 @@ class TicketAddForm(forms.ModelForm):
 class TicketAdmin(OrganizationScopedAdmin):
     form = TicketAdminForm
     inlines = [ReplyThreadInline]
-    list_display = ["number", "subject", "colored_status", "priority", "requester", "assignee", "created_at"]
+    list_display = [
+        "number",
+        "subject",
+        "colored_status",
+        "priority",
+        "tag_list",
+        "requester",
+        "assignee",
+        "created_at",
+    ]
     list_display_links = ["number", "subject"]
     list_select_related = ["status", "requester", "assignee"]
-    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter, CustomFieldListFilter]
+    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter, TagFilter, CustomFieldListFilter]
     search_fields = ["subject", "external_id", "requester__name", "requester__email", "requester__external_id"]
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
@@ -307,7 +380,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     ]
     fieldsets = [
         (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
-        ("Atendimento", {"fields": ["status", "assignee", "priority", "resolved_at", "status_history"]}),
+        ("Atendimento", {"fields": ["status", "assignee", "priority", "tags_text", "resolved_at", "status_history"]}),
         ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
@@ -364,6 +437,16 @@ class TicketAdmin(OrganizationScopedAdmin):
     def colored_status(self, ticket: Ticket) -> str:
         return status_badge(ticket.status)
 
+    @admin.display(description="tags")
+    def tag_list(self, ticket: Ticket) -> str:
+        if not ticket.tags:
+            return "—"
+        return format_html_join(
+            " ",
+            '<span class="tag-do-ticket" style="background:#E5E7EB;padding:1px 6px;border-radius:8px">{}</span>',
+            ((tag,) for tag in ticket.tags),
+        )
+
     @admin.display(description="histórico de status")
     def status_history(self, ticket: Ticket) -> str:
         """Who moved the ticket, from where to where: agents and the customer (a reply or resolver/reabrir
@@ -408,6 +491,8 @@ class TicketAdmin(OrganizationScopedAdmin):
             assignee=data["assignee"],
             unassign=data["assignee"] is None,
             priority=data["priority"],
+            tags_add=data.get("tags_add", ()),
+            tags_remove=data.get("tags_remove", ()),
             actor=actor,
         )
         values = changed_values(form)

@@ -53,6 +53,13 @@ def ticket_fields_changed(sender, ticket, changes, actor, **kwargs) -> None:
     _ticket("ticket.campos_alterados", ticket, {"campos": change(None, sorted(changes))})
 
 
+@receiver(signals.ticket_tags_changed, dispatch_uid="tickets.audit.ticket_tags_changed")
+def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None:
+    """The partner's changes too (the audit trail goes to no one): the ticket's tags before and after."""
+    before = sorted((set(ticket.tags) - set(added)) | set(removed))
+    _ticket("ticket.tags_alteradas", ticket, {"tags": change(before, list(ticket.tags))})
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="tickets.audit.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     audit_record(

@@ -167,6 +167,9 @@ class Ticket(models.Model):
     custom_fields = models.JSONField(
         "campos personalizados", default=dict, blank=True, db_default=Value({}, output_field=models.JSONField())
     )
+    # Labels of the partner and of agents: normalised, unique and sorted by tickets.tags (at most MAX_TAGS); one
+    # row to lock, read with the ticket. On PostgreSQL a GIN index (jsonb_path_ops) answers `?tag=`.
+    tags = models.JSONField("tags", default=list, blank=True, db_default=Value([], output_field=models.JSONField()))
     # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())

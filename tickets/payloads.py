@@ -43,7 +43,7 @@ TICKET_COLUMNS = (
     "requester__phone",
     "requester__external_id",
 )
-PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name", "custom_fields")
+PANEL_TICKET_COLUMNS = (*TICKET_COLUMNS, "status_id", "assignee_id", "assignee__name", "custom_fields", "tags")
 REPLY_COLUMNS = (
     "ticket_id",
     "id",
@@ -122,6 +122,7 @@ def _ticket_panel(row, thread: list[dict]) -> dict:
     payload["status"] = {"id": str(row.status_id), **payload["status"]}
     payload["atendente"] = agent_ref(row.assignee_id, row.assignee__name) if row.assignee_id else None
     payload["campos"] = row.custom_fields or {}
+    payload["tags"] = list(row.tags)
     payload["respostas"] = thread
     return payload
 
@@ -212,10 +213,16 @@ def _custom_fields_block(rows, *, fresh: bool = False) -> list[dict]:
     return [{"campos": shown_values(shown, row.custom_fields)} for row in rows]
 
 
+def _tags_block(row) -> dict:
+    # Stored normalised, unique and sorted (tickets.tags): a column of the ticket row itself.
+    return {"tags": list(row.tags)}
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
     "contato": TicketBlock(columns=("requester_id",), build=_each(_contact_block)),
+    "tags": TicketBlock(columns=("tags",), build=_each(_tags_block)),
     "campos": TicketBlock(
         columns=("custom_fields", "organization_id"),
         build=_custom_fields_block,

@@ -27,6 +27,7 @@ from django.db.models.expressions import ExpressionWrapper
 from django.db.models.functions import Coalesce
 
 from api_framework.pagination import Page, paginate
+from foundation.db import db_value, model_sql
 from foundation.feeds import START, Position, feed_end, horizon_expression, page_after
 from foundation.rows import row_type
 from helpdesk.models import AuditRecord, Organization
@@ -45,6 +46,7 @@ from tickets.models import (
     TicketTombstone,
     phone_normalize,
 )
+from tickets.tags import tags_condition
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +86,7 @@ def _filtered(
     created_since=None,
     created_until=None,
     custom_field_filters=(),
+    tags=None,
 ) -> QuerySet[Ticket]:
     """The organization's tickets in `order` (newest first by default); filters combine with AND; `search` as
     DESIGN.md, Tickets. Every filter is a condition an index starting with the organization answers."""
@@ -119,6 +122,8 @@ def _filtered(
         tickets = tickets.filter(_search_condition(organization, search))
     for field_filter in custom_field_filters or ():
         tickets = tickets.filter(field_filter_condition(field_filter))
+    if _is_given(tags):
+        tickets = tickets.filter(tags_condition(tags))  # all of them; the GIN index on PostgreSQL
     return tickets.order_by(*ORDERS[order])
 
 
@@ -525,6 +530,41 @@ def reply_rows_by_ticket(ticket_ids: list, *, columns: tuple, include_internal: 
     for row in replies.order_by("created_at", "id").values_list(*columns, named=True):
         by_ticket[row.ticket_id].append(row)
     return by_ticket
+
+
+# Each tag of the organization's tickets and how many carry it, by name in code-point order on both databases
+# (PostgreSQL's "C" collation is SQLite's BINARY): one statement, over the organization's tickets.
+TAG_COUNTS_SQL = {
+    "postgresql": model_sql(
+        """
+SELECT tag, COUNT(*) FROM {t} CROSS JOIN LATERAL jsonb_array_elements_text({t.tags}) AS tag
+WHERE {t.organization} = %s GROUP BY tag ORDER BY tag COLLATE "C"
+""",
+        t=Ticket,
+    ),
+    "sqlite": model_sql(
+        """
+SELECT tag.value, COUNT(*) FROM {t}, json_each({t}.{t.tags}) AS tag
+WHERE {t.organization} = %s GROUP BY tag.value ORDER BY tag.value
+""",
+        t=Ticket,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class TagCount:
+    name: str
+    tickets: int
+
+
+def tag_counts(*, organization: Organization) -> list[TagCount]:
+    """The organization's tags, each with how many of its tickets carry it, by name (code-point order). Another
+    organization's tickets never count. Reads every ticket of the organization: what it costs grows with them
+    (docs/performance.md)."""
+    with connection.cursor() as cursor:
+        cursor.execute(TAG_COUNTS_SQL[connection.vendor], [db_value(Ticket, "organization", organization.pk)])
+        return [TagCount(name, count) for name, count in cursor.fetchall()]
 
 
 def ticket_status_history(*, ticket: Ticket) -> list[AuditRecord]:

@@ -54,6 +54,7 @@ from tickets.models import (
     TicketTombstone,
 )
 from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category, status_get
+from tickets.tags import tags_check_count, tags_normalize
 
 DEFAULT_STATUSES = [
     ("Aberto", StatusCategory.OPEN, "#3B82F6"),
@@ -107,10 +108,12 @@ def ticket_create(
     priority: str | None = None,
     external_id: str | None = None,
     channel: str = Channel.API,
+    tags: list[str] | tuple[str, ...] = (),
     actor: Actor = PARTNER,
     custom_fields: dict | None = None,
 ) -> tuple[Ticket, bool]:
-    """Create a ticket, or return the existing one for the same external_id.
+    """Create a ticket, or return the existing one for the same external_id (as it is: `tags` are the new
+    ticket's, never added to the existing one).
 
     Returns (ticket, created). Bumping the sequence row locks it, so creation is
     serialised within an organization and numbers have no gaps. Two requests with
@@ -121,6 +124,8 @@ def ticket_create(
     `custom_fields` (`campos`, `{chave: valor}`) are checked for the actor's door before anything is written
     (tickets.fields.rules); a known external_id's ticket keeps the values it has.
     """
+    tags = tags_normalize(tags)
+    tags_check_count(tags)
     if external_id is not None:
         existing = _ticket_with_external_id(organization, external_id)
         if existing is not None:
@@ -144,6 +149,7 @@ def ticket_create(
             requester=contact_upsert(organization=organization, requester=requester, actor=actor),
             external_id=external_id,
             custom_fields=values,
+            tags=tags,
         )
         _field_rows_insert(ticket, values)
         signals.ticket_created.send(sender=Ticket, ticket=ticket, actor=actor)
@@ -412,14 +418,73 @@ def ticket_update(
     assignee: Agent | None = None,
     priority: str | None = None,
     unassign: bool = False,
+    tags_add: list[str] | tuple[str, ...] = (),
+    tags_remove: list[str] | tuple[str, ...] = (),
     actor: Actor = SYSTEM,
 ) -> Ticket:
-    """An agent's (or the system's) change of status, assignee or priority; entering `resolvido` stamps
-    resolvido_em. Each change is announced, status first, then priority, then assignee."""
+    """An agent's (or the system's) change of status, assignee, priority or tags; entering `resolvido` stamps
+    resolvido_em. Each change is announced, status first, then priority, then assignee, then tags."""
     ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
+    tags = TagsChange.of(tags_add, tags_remove)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        _ticket_change(ticket, status=status, assignee=assignee, priority=priority, unassign=unassign, actor=actor)
+        _ticket_change(
+            ticket, status=status, assignee=assignee, priority=priority, unassign=unassign, tags=tags, actor=actor
+        )
+    return ticket
+
+
+@dataclass(frozen=True)
+class TagsChange:
+    """Tags to add and to remove, normalised (tickets.tags); a tag in both is refused (422 on `remover`): which
+    one would the caller mean? Removing a tag the ticket lacks, or adding one it has, is no error."""
+
+    add: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, add=(), remove=(), *, fields: tuple[str, str] = ("adicionar", "remover")) -> "TagsChange":
+        add_field, remove_field = fields
+        errors: dict[str, list[str]] = {}
+        normalized = {}
+        for field, values in ((add_field, add), (remove_field, remove)):
+            try:
+                normalized[field] = tags_normalize(values, field=field)
+            except ValidationFailed as error:
+                errors.update(error.errors)
+        if errors:
+            raise ValidationFailed(errors)
+        both = sorted(set(normalized[add_field]) & set(normalized[remove_field]))
+        if both:
+            named = ", ".join(f'"{tag}"' for tag in both)
+            raise ValidationFailed({remove_field: [f"Tag em adicionar e em remover ao mesmo tempo: {named}."]})
+        return cls(tuple(normalized[add_field]), tuple(normalized[remove_field]))
+
+    def applied_to(self, tags: list[str]) -> list[str]:
+        """The ticket's tags after this change: sorted, each once."""
+        return sorted((set(tags) | set(self.add)) - set(self.remove))
+
+
+NO_TAGS_CHANGE = TagsChange()
+
+
+def ticket_tags_change_by_customer(*, organization: Organization, ticket_id, change: TagsChange) -> Ticket:
+    """The partner adds and removes tags (PATCH /api/v1/tickets/{id}/tags), under the ticket's row lock: two
+    writers at once each apply their own change to what the other left, so both win. A change that adds
+    nothing new and removes nothing present writes nothing. Announced with the partner as actor: audited, no
+    event (no echo). Errors are raised after the block, as in reply_create_by_customer."""
+    error: ApplicationError | ValidationFailed | None = None
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket_of(organization, ticket_id)
+        if ticket is None:
+            error = TicketNotFound()
+        else:
+            try:
+                _ticket_change(ticket, tags=change, actor=PARTNER)
+            except ValidationFailed as refused:  # checked before any write
+                error = refused
+    if error is not None:
+        raise error
     return ticket
 
 
@@ -430,20 +495,42 @@ def _ticket_change(
     assignee: Agent | None = None,
     priority: str | None = None,
     unassign: bool = False,
+    tags: TagsChange = NO_TAGS_CHANGE,
     actor: Actor,
 ) -> None:
-    """The write of every status, assignee or priority change, on a ticket read under its row lock: each moves
-    atualizado_em (and the change list), the assignee too since the `atendente` block of `incluir` shows it
-    (issue 21), and each change is announced."""
+    """The write of every status, assignee, priority or tags change, on a ticket read under its row lock: each
+    moves atualizado_em (and the change list), the assignee too since the `atendente` block of `incluir` shows it
+    (issue 21), the tags since the `tags` block does (issue 22), and each change is announced. The tags' limit
+    is checked before anything is written."""
     before = (ticket.status, ticket.priority, ticket.assignee)
+    previous_tags = list(ticket.tags)
+    tags_changed = _apply_tags(ticket, tags)
     changed = [
         *_apply_status(ticket, status),
         *_apply_priority(ticket, priority),
         *_apply_assignee(ticket, assignee, unassign),
+        *tags_changed,
     ]
     if changed:
         ticket.save(update_fields=[*changed, "updated_at"])
     _announce_changes(ticket, *before, actor=actor)
+    if tags_changed:
+        signals.ticket_tags_changed.send(
+            sender=Ticket,
+            ticket=ticket,
+            added=sorted(set(ticket.tags) - set(previous_tags)),
+            removed=sorted(set(previous_tags) - set(ticket.tags)),
+            actor=actor,
+        )
+
+
+def _apply_tags(ticket: Ticket, change: TagsChange) -> list[str]:
+    tags = change.applied_to(ticket.tags)
+    if tags == ticket.tags:
+        return []
+    tags_check_count(tags)
+    ticket.tags = tags
+    return ["tags"]
 
 
 def _announce_changes(ticket: Ticket, previous_status, previous_priority, previous_assignee, *, actor: Actor) -> None:
@@ -464,6 +551,7 @@ def ticket_update_by_ids(
     assignee_id=UNCHANGED,
     priority: str | None = None,
     custom_fields=UNCHANGED,
+    tags: TagsChange = NO_TAGS_CHANGE,
     actor: Actor = SYSTEM,
 ) -> Ticket:
     """ticket_update for callers holding ids (the agent panel API); `assignee_id=None` unassigns; `custom_fields`
@@ -484,7 +572,13 @@ def ticket_update_by_ids(
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
         _ticket_change(
-            ticket, status=status, assignee=assignee, priority=priority, unassign=assignee_id is None, actor=actor
+            ticket,
+            status=status,
+            assignee=assignee,
+            priority=priority,
+            unassign=assignee_id is None,
+            tags=tags,
+            actor=actor,
         )
         if cleaned:
             _fields_write(ticket, cleaned, actor)

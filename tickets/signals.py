@@ -12,6 +12,7 @@ Every signal is sent with `sender` the model class and these keyword arguments:
 - ticket_status_changed: ticket, previous_status (TicketStatus), actor
 - ticket_priority_changed: ticket, previous_priority (str), actor
 - ticket_assigned: ticket, previous_assignee (Agent or None), actor
+- ticket_tags_changed: ticket, added (tags, sorted), removed (tags, sorted), actor (only when the tags changed)
 - ticket_deleted: tombstone (TicketTombstone: id, number, external_id, deleted_at), actor
 - reply_published: reply (a public reply, an agent's or the customer's), actor
 - note_added: reply (an internal note), actor
@@ -30,6 +31,7 @@ ticket_created = Signal()
 ticket_status_changed = Signal()
 ticket_priority_changed = Signal()
 ticket_assigned = Signal()
+ticket_tags_changed = Signal()
 ticket_deleted = Signal()
 reply_published = Signal()
 note_added = Signal()

@@ -1,5 +1,5 @@
 """Base viewset of the partner API: application key, per-credential rate limit,
-rate-limit headers, and Idempotency-Key replays for POST."""
+rate-limit headers, and Idempotency-Key replays for POST (and the PATCHes a viewset names)."""
 
 import json
 
@@ -36,6 +36,8 @@ class PartnerViewSet(EnvelopeViewSet):
     auth_error_field = "api_key"
     # The scope each action needs (integrations.scopes); an action missing here is refused to scoped keys.
     scopes: dict[str, Scope] = {}
+    # PATCH actions that take Idempotency-Key as every POST does (a tags change: its answer is kept too).
+    idempotent_patches: frozenset[str] = frozenset()
 
     @property
     def organization(self):
@@ -68,7 +70,9 @@ class PartnerViewSet(EnvelopeViewSet):
             )
         self._in_flight = in_flight_acquire(self.organization.pk)
         key = request.headers.get(HEADER)
-        if request.method == "POST" and key is not None:
+        idempotent = request.method == "POST" or (request.method == "PATCH" and self.action in self.idempotent_patches)
+        # A method the route does not serve (no action) is the 405 of every request: it claims no key.
+        if self.action is not None and idempotent and key is not None:
             self._idempotency = idempotency_claim(
                 credential=request.auth,
                 key=key,

@@ -69,6 +69,15 @@ class FieldChangesOut(serializers.Serializer):
     )
 
 
+class TagsChangeOut(serializers.Serializer):
+    adicionadas = serializers.ListField(
+        child=serializers.CharField(), help_text="As tags que o ticket ganhou, em ordem alfabética (pode ser vazia)."
+    )
+    removidas = serializers.ListField(
+        child=serializers.CharField(), help_text="As tags que o ticket perdeu, em ordem alfabética (pode ser vazia)."
+    )
+
+
 def _changes(name: str, field: str, change) -> type:
     return type(name, (serializers.Serializer,), {field: change(), "__module__": __name__})
 
@@ -107,6 +116,11 @@ KINDS = {
         "EventoTicketAtribuido",
         "O atendente do ticket foi definido, trocado ou retirado (null).",
         {"alteracoes": lambda: _changes("AssigneeChangesOut", "atendente", AssigneeChangeOut)()},
+    ),
+    EventKind.TAGS_CHANGED: (
+        "EventoTagsAlteradas",
+        "Um atendente acrescentou ou retirou tags do ticket (as tags inteiras vêm no bloco `tags` do `incluir`).",
+        {"alteracoes": lambda: _changes("TagsChangesOut", "tags", TagsChangeOut)()},
     ),
     EventKind.ATTACHMENT_ADDED: (
         "EventoAnexoAdicionado",

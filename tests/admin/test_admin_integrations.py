@@ -676,10 +676,10 @@ def test_webhook_blocks_are_set_shown_and_kept_in_the_admin(staff, organization,
 
 
 def test_an_unknown_webhook_block_is_a_form_error_in_the_admin(staff, organization, example_dns):
-    response = staff.post(admin_url("webhook", "add"), webhook_form(blocks=["tags"]))
+    response = staff.post(admin_url("webhook", "add"), webhook_form(blocks=["xyz"]))
 
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
-        "blocks": ["Faça uma escolha válida. tags não é uma das escolhas disponíveis."]
+        "blocks": ["Faça uma escolha válida. xyz não é uma das escolhas disponíveis."]
     }
     assert not Webhook.objects.exists()

@@ -770,3 +770,74 @@ def test_the_admin_add_page_refuses_a_ticket_without_a_requester_name(staff, org
     assert response.status_code == 200
     assert "requester_name" in response.context["adminform"].form.errors
     assert not Ticket.objects.filter(subject="Sem nome").exists()
+
+
+# --- tags (issue 22) ------------------------------------------------------------------------------------------
+
+
+def test_the_ticket_page_edits_tags_normalised_and_emits_the_change(staff, admin, organization, webhook, ticket):
+    ticket_update(ticket=ticket, tags_add=["antiga", "fica"])
+    page = staff.get(change_url(ticket))
+    assert form_values(page)[0]["tags_text"] == "antiga, fica"
+
+    WebhookEvent.objects.all().delete()  # the set-up's own change
+
+    response = submit(staff, ticket, tags_text="fica, Cliente  VIP, urgente,")
+
+    assert response.status_code == 302
+    assert Ticket.objects.get(pk=ticket.pk).tags == ["cliente-vip", "fica", "urgente"]
+    [event] = events(organization, EventKind.TAGS_CHANGED)
+    body = json.loads(event.body)["data"]
+    assert body["alteracoes"] == {"tags": {"adicionadas": ["cliente-vip", "urgente"], "removidas": ["antiga"]}}
+    assert body["ator"] == {"tipo": "agente", "id": str(admin.agent.pk), "nome": admin.agent.name}
+
+
+def test_a_tag_the_partner_added_while_the_page_was_open_stays(staff, organization, ticket):
+    page = staff.get(change_url(ticket))
+    values, _disabled = form_values(page)
+    ticket_update(ticket=ticket, tags_add=["do-parceiro"])  # meanwhile
+
+    values.update(tags_text="do-agente", _save="Salvar")
+    assert staff.post(change_url(ticket), values).status_code == 302
+
+    assert Ticket.objects.get(pk=ticket.pk).tags == ["do-agente", "do-parceiro"]
+
+
+def test_a_bad_tag_or_too_many_is_a_form_error_and_nothing_changes(staff, organization, ticket):
+    too_long = submit(staff, ticket, tags_text="ok, " + "x" * 51)
+    too_many = submit(staff, ticket, tags_text=", ".join(f"t{n}" for n in range(21)))
+
+    assert too_long.status_code == 200
+    assert "Tag inválida" in unescape(too_long.content.decode())
+    assert too_many.status_code == 200
+    assert "Um ticket tem no máximo 20 tags." in unescape(too_many.content.decode())
+    assert Ticket.objects.get(pk=ticket.pk).tags == []
+    assert not events(organization, EventKind.TAGS_CHANGED)
+
+
+def test_saving_without_touching_the_tags_changes_nothing(staff, organization, ticket):
+    ticket_update(ticket=ticket, tags_add=["vip"])
+    before = len(events(organization, EventKind.TAGS_CHANGED))
+
+    assert submit(staff, ticket).status_code == 302
+
+    assert Ticket.objects.get(pk=ticket.pk).tags == ["vip"]
+    assert len(events(organization, EventKind.TAGS_CHANGED)) == before
+
+
+def test_the_list_shows_the_tags_and_filters_by_one_of_the_organizations(
+    staff, organization, other_organization, assorted
+):
+    ticket_update(ticket=assorted["open"], tags_add=["vip", "loja"])
+    ticket_update(ticket=assorted["closed"], tags_add=["vip"])
+    ticket_update(ticket=make_ticket(other_organization), tags_add=["vip", "segredo-globex"])
+
+    response = staff.get(TICKET_CHANGELIST)
+    html = unescape(response.content.decode())
+
+    assert '<span class="tag-do-ticket"' in response.content.decode()
+    assert "vip (2)" in html and "loja (1)" in html
+    assert "segredo-globex" not in html
+    assert numbers_of(listed(staff, {"tag": "vip"})) == numbers_of([assorted["open"], assorted["closed"]])
+    assert numbers_of(listed(staff, {"tag": "VIP"})) == numbers_of([assorted["open"], assorted["closed"]])
+    assert numbers_of(listed(staff, {"tag": "segredo-globex"})) == []

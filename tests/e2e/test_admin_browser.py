@@ -130,6 +130,31 @@ def test_resolving_in_the_admin_sends_ticket_resolvido_and_the_partner_sees_reso
     assert json.loads(request.body)["data"]["ticket"]["resolvido_em"] == resolved_at
 
 
+def test_tags_added_on_the_ticket_page_reach_the_partner_and_filter_the_ticket_list(stack, receiver, page):
+    path = receiver.new_path(200)
+    stack.create_webhook(receiver.base_url + path, events=("ticket.tags_alteradas",))
+    tagged, other = stack.create_ticket(), stack.create_ticket()
+
+    log_in(page, stack)
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/{tagged['id']}/change/")
+    page.fill("#id_tags_text", "Cliente VIP, Loja  Centro")
+    save_and_continue(page)
+
+    assert page.input_value("#id_tags_text") == "cliente-vip, loja-centro"
+    status, body = stack.partner("GET", f"/api/v1/tickets/{tagged['id']}?incluir=tags")
+    assert (status, body["data"]["tags"]) == (200, ["cliente-vip", "loja-centro"])
+    delivered = json.loads(wait_for(lambda: receiver.at(path), message="ticket.tags_alteradas")[0].body)
+    assert delivered["data"]["alteracoes"]["tags"] == {"adicionadas": ["cliente-vip", "loja-centro"], "removidas": []}
+
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.click("#changelist-filter a:has-text('cliente-vip (1)')")
+    page.wait_for_selector("#result_list")
+    assert "tag=cliente-vip" in page.url
+    assert page.locator(f"#result_list a[href*='{tagged['id']}']").count() > 0
+    assert page.locator(f"#result_list a[href*='{other['id']}']").count() == 0
+    assert page.locator("#result_list .tag-do-ticket").all_inner_texts() == ["cliente-vip", "loja-centro"]
+
+
 def test_api_key_created_in_the_admin_is_shown_once_and_works(stack, page):
     log_in(page, stack)
     page.goto(f"{stack.base_url}/admin/integrations/apicredential/add/")

@@ -68,7 +68,7 @@ class PartnerKey:
 
 
 @schemathesis.auth(refresh_interval=600).apply_to(
-    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|auditoria|contatos|campos)(/.*)?$"
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos)(/.*)?$"
 )
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
@@ -320,8 +320,10 @@ def tenancy(ctx, response, case):
     if not _other_organization_ids_in(case) or response.request.method != case.operation.method.upper():
         return None  # an undocumented method is refused before any lookup (405)
     status = response.status_code
-    # Answered before any lookup: authentication, an unreadable body, the Idempotency-Key claim.
+    # Answered before any lookup: authentication, an unreadable body, the Idempotency-Key claim, and a body
+    # refused for what a schema cannot say (SEMANTIC_REJECTIONS: its message names no object of anyone's).
     early = status in (400, 401, 413, 415) or (status in (409, 422) and _error_fields(response) == {"Idempotency-Key"})
+    early = early or (status == 422 and _semantic_refusal(response))
     assert status == 404 or early, f"an id of organization B answered {status}, not 404: {response.content[:300]!r}"
     return None
 
@@ -381,12 +383,23 @@ SEMANTIC_REJECTIONS["cursor"] += (
     "Este proximo_cursor é de outra ordenacao: use a mesma ordenacao em todas as páginas, ou deixe o cursor "
     "vazio para começar do início.",
 )
+# Tags (issue 22): at most 20 on a ticket, counted on what the ticket ends up with (its tags now, the added, the
+# removed), which a schema cannot say; and a body that asks nothing (`{}`, or only unknown keys).
+SEMANTIC_REJECTIONS["tags"] = ("Um ticket tem no máximo 20 tags.", "Informe adicionar, remover ou os dois.")
+SEMANTIC_REJECTIONS["body"] = ("Informe adicionar, remover ou os dois.",)
 # Rejections whose message names the value refused: matched by their fixed beginning.
 SEMANTIC_REJECTION_PREFIXES = {
     # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.
     "redes_permitidas": ("Rede inválida (use a notação CIDR",),
     # What a custom field expects, naming its options (tickets.fields.values.expected).
     "campos.*": ("Informe ",),
+    # A tag's 1..50 characters count after normalisation (casefold may lengthen it, inner whitespace collapses,
+    # a lone surrogate is refused): the schema says only "not blank, no NUL". One tag in both lists is a 422 too.
+    **{field: ("Tag inválida: ",) for field in ("tags", "tag", "adicionar", "tags.adicionar")},
+    **{
+        field: ("Tag inválida: ", "Tag em adicionar e em remover ao mesmo tempo: ")
+        for field in ("remover", "tags.remover")
+    },
 }
 
 
@@ -419,20 +432,30 @@ def filter_failure(context, failure, case, response):
         body = json.loads(response.content)
         keep = (body["message"], body["errors"]["field"]) != FILE_REJECTIONS[response.status_code]
     elif failure.code == "ST201":
-        keep = not (_valid_once_trimmed(case) or _multipart_valid_as_sent(case))
+        keep = not (_valid_once_trimmed(case) or _multipart_valid_as_sent(case) or _query_valid_as_sent(case))
     if not keep:
         _write(FILTERED_LOG, {**_entry(case, response), "failure": failure.code, "body": repr(case.body)[:300]})
     return keep
 
 
+# Fields whose 422 names each refused value in a message of its own (every refused tag of a list).
+ONE_MESSAGE_PER_VALUE = frozenset({"tags", "tag", "adicionar", "remover", "tags.adicionar", "tags.remover"})
+
+
+def _semantic_refusal(response) -> bool:
+    errors = json.loads(response.content).get("errors")
+    return bool(errors) and isinstance(errors, dict) and all(_semantic(f, m) for f, m in errors.items())
+
+
 def _semantic(field: str, messages: list[str]) -> bool:
-    if len(messages) != 1:
+    if len(messages) != 1 and field not in ONE_MESSAGE_PER_VALUE:
         return False
-    message = messages[0]
     if field.startswith("campos."):  # a custom field's value, by its key
         field = "campos.*"
-    return message in SEMANTIC_REJECTIONS.get(field, ()) or message.startswith(
-        SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",))
+    return all(
+        message in SEMANTIC_REJECTIONS.get(field, ())
+        or message.startswith(SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",)))
+        for message in messages
     )
 
 
@@ -483,6 +506,41 @@ def _query_valid_once_trimmed(case) -> bool:
         if not validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(value):
             return False
     return True
+
+
+def _query_valid_as_sent(case) -> bool:
+    """A query is text on the wire: a "schema-violating" value schemathesis made (null for a list of free texts,
+    `tag=null`) may arrive as a valid one (the text `null`), and a parameter given several times is read as its
+    last value when it takes one (Django's QueryDict). Valid as the service reads it, every parameter checked
+    against its schema (an empty optional value is no value)."""
+    if not case.query:
+        return False
+    for name, value in case.query.items():
+        parameter = case.operation.get_parameter(name, "query")
+        if parameter is None:
+            return False
+        schema = parameter.validation_schema
+        if schema.get("type") == "array":
+            sent = [_wire(item) for item in value] if isinstance(value, list) else [_wire(value)]
+        else:
+            sent = _wire(value[-1] if isinstance(value, list) and value else value)
+            if sent == "" and not parameter.is_required:
+                continue
+            if schema.get("type") in ("integer", "number"):
+                return False  # a number's text is judged by _query_valid_once_trimmed
+        validator = jsonschema.validators.validator_for(schema)
+        if not validator(schema, format_checker=validator.FORMAT_CHECKER).is_valid(_trimmed(sent)):
+            return False
+    return True
+
+
+def _wire(value) -> str:
+    """A query value as requests writes it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _multipart_valid_as_sent(case) -> bool:

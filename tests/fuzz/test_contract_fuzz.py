@@ -106,8 +106,11 @@ class Organization:
                 "POST /api/v1/tickets/{id}/respostas",
                 "POST /api/v1/tickets/{id}/resolver",
                 "POST /api/v1/tickets/{id}/reabrir",
+                "PATCH /api/v1/tickets/{id}/tags",
             ):
                 self.add(label, id=tid)
+            # Tags (issue 22): GET /api/tags and `?tag=` have something to find.
+            self.partner("PATCH", f"/api/v1/tickets/{tid}/tags", {"adicionar": ["vip", f"lote-{suffix}"]})
             for label in ("GET /api/tickets/{id}", "PATCH /api/tickets/{id}", "POST /api/tickets/{id}/respostas"):
                 self.add(label, id=tid)
             # The partner edits the customer's reply; an agent's reply is a 403, a note a 404.

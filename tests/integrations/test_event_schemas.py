@@ -106,6 +106,11 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
         assert_success(agent.post("/api/campos", field, format="json"), 201, "Campo criado.")
     values = {"pedido": "A-1", "itens": ["b"], "valor": 9.9, "pago": True}
     assert_success(agent.patch(f"/api/tickets/{ticket}", {"campos": values}, format="json"), 200, "Ticket atualizado.")
+    assert_success(
+        agent.patch(f"/api/tickets/{ticket}", {"tags": {"adicionar": ["vip", "entrega"]}}, format="json"),
+        200,
+        "Ticket atualizado.",
+    )
     webhook = organization.webhooks.get()
     assert_success(
         panel_client(admin.email).post(f"/api/webhooks/{webhook.pk}/testar"), 200, "Evento de teste enfileirado."

@@ -15,7 +15,7 @@ from tickets.services import ticket_delete, ticket_update
 
 EVENTS = "/api/v1/eventos"
 WEBHOOKS = "/api/webhooks"
-UNKNOWN = "Bloco desconhecido: tags, SLA. Blocos aceitos: atendente, contato, campos."
+UNKNOWN = "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos."
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits", "example_dns", "queued")
 
@@ -78,7 +78,7 @@ def test_the_feed_without_blocks_is_the_stored_bodies_byte_for_byte(partner, his
 
 
 def test_an_unknown_block_on_the_feed_is_a_422_on_incluir(partner, history):
-    assert_exact_validation_error(partner.get(EVENTS, {"incluir": "atendente,tags,SLA"}), {"incluir": [UNKNOWN]})
+    assert_exact_validation_error(partner.get(EVENTS, {"incluir": "atendente,xyz,SLA"}), {"incluir": [UNKNOWN]})
 
 
 def test_an_event_written_before_blocks_existed_comes_as_it_was(partner, history):
@@ -151,7 +151,7 @@ def test_patch_sets_and_clears_the_blocks_and_leaves_them_when_absent(manager, o
 @pytest.mark.parametrize(
     ("incluir", "errors"),
     [
-        (["atendente", "tags", "SLA"], {"incluir": [UNKNOWN]}),
+        (["atendente", "xyz", "SLA"], {"incluir": [UNKNOWN]}),
         ("atendente", {"incluir": ['Esperava uma lista de itens, mas recebeu tipo "str".']}),
         ([1], {"incluir.0": ["Informe um texto."]}),
         (None, {"incluir": ["Este campo não pode ser nulo."]}),

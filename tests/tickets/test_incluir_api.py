@@ -19,7 +19,7 @@ from tickets.services import RequesterData, ticket_delete, ticket_update
 
 TICKETS = "/api/v1/tickets"
 CHANGES = "/api/v1/tickets/alteracoes"
-UNKNOWN_TAGS = "Bloco desconhecido: tags. Blocos aceitos: atendente, contato, campos."
+UNKNOWN_NAME = "Bloco desconhecido: inexistente. Blocos aceitos: atendente, contato, tags, campos."
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
@@ -264,9 +264,9 @@ def test_a_bad_incluir_on_resolve_or_reopen_is_a_422_and_moves_nothing(partner, 
     _agent, ticket, _other = assigned
     before = Ticket.objects.values("status_id", "updated_at").get(pk=ticket.pk)
 
-    response = partner.post(f"{TICKETS}/{ticket.pk}/{action}?incluir=tags")
+    response = partner.post(f"{TICKETS}/{ticket.pk}/{action}?incluir=inexistente")
 
-    assert_exact_validation_error(response, {"incluir": [UNKNOWN_TAGS]})
+    assert_exact_validation_error(response, {"incluir": [UNKNOWN_NAME]})
     assert Ticket.objects.values("status_id", "updated_at").get(pk=ticket.pk) == before
 
 
@@ -276,14 +276,14 @@ def test_resolve_or_reopen_of_another_organizations_ticket_is_a_404_before_a_bad
 ):
     theirs = make_ticket(other_organization)
 
-    for query in ("", "?incluir=atendente", "?incluir=tags"):
+    for query in ("", "?incluir=atendente", "?incluir=inexistente"):
         assert_ticket_not_found(partner.post(f"{TICKETS}/{theirs.pk}/{action}{query}"))
 
 
 def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, other_organization):
     theirs = make_ticket(other_organization)
 
-    for query in ("", "?incluir=atendente", "?incluir=tags"):
+    for query in ("", "?incluir=atendente", "?incluir=inexistente"):
         response = partner.get(f"/api/v1/contatos/{theirs.requester_id}/tickets{query}")
         assert response.status_code == 404, response.content
         assert response.json()["message"] == "Contato não encontrado."
@@ -295,11 +295,12 @@ def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, ot
 @pytest.mark.parametrize(
     ("incluir", "message"),
     [
-        ("tags", UNKNOWN_TAGS),
-        ("atendente,tags,sla,tags", "Bloco desconhecido: tags, sla. Blocos aceitos: atendente, contato, campos."),
-        ("Atendente", "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, campos."),
-        ("atendente, contato", "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, campos."),
-        ("contato_id", "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, campos."),
+        ("inexistente", UNKNOWN_NAME),
+        ("atendente,xyz,sla,xyz", "Bloco desconhecido: xyz, sla. Blocos aceitos: atendente, contato, tags, campos."),
+        ("Atendente", "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, tags, campos."),
+        ("atendente, contato", "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, tags, campos."),
+        ("contato_id", "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, tags, campos."),
+        ("Tags", "Bloco desconhecido: Tags. Blocos aceitos: atendente, contato, tags, campos."),
     ],
 )
 @pytest.mark.parametrize("path", [TICKETS, CHANGES, "one"])
@@ -321,17 +322,17 @@ def test_an_incluir_past_255_characters_is_a_422(partner, organization):
 def test_a_create_with_an_unknown_block_writes_nothing(partner, organization):
     before = row_counts()
 
-    response = partner.post(f"{TICKETS}?incluir=tags", TICKET_BODY, format="json")
+    response = partner.post(f"{TICKETS}?incluir=inexistente", TICKET_BODY, format="json")
 
-    assert_exact_validation_error(response, {"incluir": [UNKNOWN_TAGS]})
+    assert_exact_validation_error(response, {"incluir": [UNKNOWN_NAME]})
     assert row_counts() == before
 
 
 def test_an_unknown_block_is_named_with_the_list_filters_errors(partner, organization):
-    response = partner.get(TICKETS, {"incluir": "tags", "prioridade": "x", "por_pagina": 0})
+    response = partner.get(TICKETS, {"incluir": "inexistente", "prioridade": "x", "por_pagina": 0})
 
     assert response.status_code == 422
-    assert response.json()["errors"]["incluir"] == [UNKNOWN_TAGS]
+    assert response.json()["errors"]["incluir"] == [UNKNOWN_NAME]
     assert set(response.json()["errors"]) == {"incluir", "prioridade", "por_pagina"}
 
 
@@ -343,7 +344,7 @@ def test_another_organizations_ticket_is_a_404_with_or_without_blocks_even_with_
 ):
     theirs = make_ticket(other_organization)
 
-    for params in ({}, {"incluir": "atendente,contato"}, {"incluir": "tags"}):
+    for params in ({}, {"incluir": "atendente,contato"}, {"incluir": "inexistente"}):
         assert_ticket_not_found(partner.get(f"{TICKETS}/{theirs.pk}", params))
         assert_ticket_not_found(partner.get(f"{TICKETS}/{uuid.uuid4()}", params))
 
@@ -386,12 +387,14 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         {"$ref": "#/components/schemas/TicketPublicOut"},
         {"$ref": "#/components/schemas/AssigneeBlockOut"},
         {"$ref": "#/components/schemas/ContactBlockOut"},
+        {"$ref": "#/components/schemas/TagsBlockOut"},
         {"$ref": "#/components/schemas/CustomFieldsBlockOut"},
     ]
     assert components["TicketSummaryWithBlocksOut"]["allOf"][0] == {"$ref": "#/components/schemas/TicketSummaryOut"}
     for block, keys in (
         ("AssigneeBlockOut", ["atendente"]),
         ("ContactBlockOut", ["contato_id"]),
+        ("TagsBlockOut", ["tags"]),
         ("CustomFieldsBlockOut", ["campos"]),
     ):
         assert list(components[block]["properties"]) == keys
@@ -424,7 +427,7 @@ def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema,
     assert parameter["schema"] == {
         "type": "string",
         "maxLength": 255,
-        "pattern": "^((atendente|contato|campos)?,)*(atendente|contato|campos)?$",
+        "pattern": "^((atendente|contato|tags|campos)?,)*(atendente|contato|tags|campos)?$",
     }
     assert "422" in schema["paths"][path][method]["responses"]
 
@@ -436,7 +439,7 @@ def test_the_panel_takes_no_incluir(schema):
 def test_answers_with_blocks_conform_to_the_published_schema(partner, assigned, schema):
     documented = schemathesis.openapi.from_dict(copy.deepcopy(schema))
     _agent, ticket, _other = assigned
-    incluir = "?incluir=atendente,contato"
+    incluir = "?incluir=atendente,contato,tags"
 
     for method, path, template, response in [
         ("GET", TICKETS, TICKETS, partner.get(TICKETS + incluir)),

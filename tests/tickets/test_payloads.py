@@ -237,6 +237,7 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     assert {bool(ticket["campos"]) for ticket in with_blocks} == {True, False}
     assert {"oculto" in ticket["campos"] for ticket in tickets} == {True, False}  # the panel shows hidden fields
     assert not any("oculto" in ticket["campos"] for ticket in with_blocks)  # the partner never
+    assert {len(ticket["tags"]) for ticket in with_blocks} >= {0, 1, 3}
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}
@@ -317,6 +318,8 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             ticket=ticket,
             status=status_of(organization, rng.choice(categories)),
             assignee=rng.choice([None, *agents]),
+            # No tags, or a few (issue 22): normalised from what was given.
+            tags_add=rng.sample(["vip", "Loja Centro", "ágil", "erp"], rng.choice([0, 0, 1, 3])),
         )
         ticket = ticket_fields_set(ticket=ticket, values=rng.choice(field_values), actor=SYSTEM)
     # Timestamps without microseconds are written without a fraction: both sides must agree.
@@ -336,7 +339,7 @@ def _made_now(organization, agents) -> dict:
         requester=RequesterData(name="Ana", email="ana@example.test", phone="1199", external_id="ana-1"),
     )
     updated = ticket_update(ticket=make_ticket(organization), status=status_of(organization, "resolvido"))
-    updated = ticket_update(ticket=updated, assignee=agents[0])
+    updated = ticket_update(ticket=updated, assignee=agents[0], tags_add=["vip", "Cliente Novo"])
     with_files = make_ticket(organization)
     customer = make_customer_reply(with_files, body="Segue a foto")
     by_partner = attachment_add_by_partner(ticket=with_files, upload=upload_file(), reply_id=customer.pk)

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
 from tickets.api.field_serializers import CustomFieldValuesField
-from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut
+from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut, TicketTagsIn
 from tickets.models import Priority, StatusCategory
 
 
@@ -37,6 +37,7 @@ class PanelTicketOut(TicketSummaryOut):
         child=serializers.JSONField(),
         help_text="Todos os campos personalizados que o ticket tem (`chave -> valor`), visíveis ao parceiro ou não.",
     )
+    tags = serializers.ListField(child=serializers.CharField(), max_length=20, help_text="Em ordem alfabética.")
     respostas = PanelReplyOut(source="thread", many=True)
 
 
@@ -63,6 +64,15 @@ class PanelTicketUpdateIn(serializers.Serializer):
     campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
     campos = CustomFieldValuesField(source="custom_fields", required=False)
+    tags = TicketTagsIn(
+        required=False,
+        help_text="Tags a acrescentar (`adicionar`) e a retirar (`remover`), como em PATCH /api/v1/tickets/{id}/tags.",
+    )
+
+
+class PanelTagOut(serializers.Serializer):
+    nome = serializers.CharField(source="name")
+    tickets = serializers.IntegerField(min_value=1, help_text="Quantos tickets da organização têm esta tag.")
 
 
 class PanelTicketCreateIn(serializers.Serializer):

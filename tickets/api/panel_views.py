@@ -15,11 +15,12 @@ from tickets.api.panel_serializers import (
     PanelReplyEditIn,
     PanelReplyIn,
     PanelStatusOut,
+    PanelTagOut,
     PanelTicketCreateIn,
     PanelTicketListQuery,
     PanelTicketUpdateIn,
 )
-from tickets.api.panel_views_docs import panel_status_docs, panel_ticket_docs
+from tickets.api.panel_views_docs import panel_status_docs, panel_tag_docs, panel_ticket_docs
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
 from tickets.payloads import (
@@ -31,7 +32,7 @@ from tickets.payloads import (
     ticket_panel_row,
     tickets_panel,
 )
-from tickets.selectors import reply_get, status_list, ticket_get, ticket_row_get
+from tickets.selectors import reply_get, status_list, tag_counts, ticket_get, ticket_row_get
 from tickets.services import (
     reply_create_by_agent,
     reply_edit_as_agent,
@@ -119,6 +120,13 @@ class PanelStatusViewSet(AgentPanelViewSet):
     def list(self, request):
         statuses = status_list(organization=self.organization)
         return EnvelopeResponse(PanelStatusOut(statuses, many=True).data, message="Status listados.")
+
+
+@panel_tag_docs
+class PanelTagViewSet(AgentPanelViewSet):
+    def list(self, request):
+        tags = tag_counts(organization=self.organization)
+        return EnvelopeResponse(PanelTagOut(tags, many=True).data, message="Tags listadas.")
 
 
 def _reply_form(request) -> dict:

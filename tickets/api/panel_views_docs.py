@@ -10,6 +10,7 @@ from tickets.api.panel_serializers import (
     PanelReplyOut,
     PanelReplyWithAttachmentsOut,
     PanelStatusOut,
+    PanelTagOut,
     PanelTicketCreateIn,
     PanelTicketListQuery,
     PanelTicketOut,
@@ -58,8 +59,10 @@ panel_ticket_docs = extend_schema_view(
         operation_id="panel_tickets_update",
         tags=TAGS,
         description=(
-            "Muda status, atendente e prioridade; campos ausentes ficam como estão e `atendente_id: null` tira o "
-            "atendente. Entrar num status resolvido dispara `ticket.resolvido`."
+            "Muda status, atendente, prioridade e tags; campos ausentes ficam como estão e `atendente_id: null` tira "
+            "o atendente. Entrar num status resolvido dispara `ticket.resolvido`. `tags` acrescenta e retira tags "
+            "como PATCH /api/v1/tickets/{id}/tags (ao menos uma das listas; no máximo 20 tags por ticket, 422 no "
+            "campo `tags`) e dispara `ticket.tags_alteradas` quando elas mudam."
         ),
         request=PanelTicketUpdateIn,
         responses={
@@ -134,6 +137,18 @@ panel_ticket_docs = extend_schema_view(
                 },
             ),
         },
+    ),
+)
+
+panel_tag_docs = extend_schema_view(
+    list=extend_schema(
+        operation_id="panel_tags_list",
+        tags=TAGS,
+        description=(
+            "As tags dos tickets da organização, cada uma com quantos tickets a têm, em ordem alfabética (por ponto "
+            "de código). Só as tags de algum ticket aparecem."
+        ),
+        responses={200: envelope("TagsListadas", PanelTagOut, many=True)},
     ),
 )
 

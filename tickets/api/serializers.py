@@ -13,7 +13,8 @@ from rest_framework.exceptions import ValidationError
 
 from api_framework.fields import EmailTextField, InstantField, TextField
 from api_framework.pagination import PageQuery
-from api_framework.schema import EMAIL_PATTERN, AllOfBases
+from api_framework.schema import EMAIL_PATTERN, NO_NUL, NOT_BLANK_NO_NUL, AllOfBases
+from foundation.exceptions import ValidationFailed
 from foundation.feeds import CursorExpired, cursor_dumps, cursor_loads
 from foundation.retention import retention
 from helpdesk.api.avatars import avatar_url
@@ -24,7 +25,8 @@ from tickets.fields.values import RANGED_TYPES, BadValue, query_value
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.payloads import TICKET_BLOCKS, ticket_blocks_chosen, ticket_blocks_unknown, ticket_blocks_unknown_message
 from tickets.selectors import DEFAULT_ORDER, ORDERS
-from tickets.services import RequesterData
+from tickets.services import RequesterData, TagsChange
+from tickets.tags import MAX_TAG_LENGTH, MAX_TAGS, TOO_MANY_TAGS, tags_normalize
 
 # Output serializers are the OpenAPI schema of the payloads built in tickets.payloads (and their oracle,
 # tests/tickets/test_payloads.py): `allow_null` marks what can be null, choices are the enums. A
@@ -138,6 +140,18 @@ class ContactBlockOut(serializers.Serializer):
     )
 
 
+class TagsBlockOut(serializers.Serializer):
+    """Bloco `tags` (`incluir=tags`): as tags do ticket."""
+
+    tags = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        max_length=20,
+        help_text="As tags do ticket, normalizadas (minúsculas, espaços internos como `-`), sem repetição, em "
+        "ordem alfabética (por ponto de código); lista vazia sem tags.",
+    )
+
+
 @extend_schema_field(
     {
         "oneOf": [{"type": "string"}, {"type": "boolean"}, {"type": "array", "items": {"type": "string"}}],
@@ -173,7 +187,12 @@ class CustomFieldsBlockOut(serializers.Serializer):
 
 
 # By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
-TICKET_BLOCK_SCHEMAS = {"atendente": AssigneeBlockOut, "contato": ContactBlockOut, "campos": CustomFieldsBlockOut}
+TICKET_BLOCK_SCHEMAS = {
+    "atendente": AssigneeBlockOut,
+    "contato": ContactBlockOut,
+    "tags": TagsBlockOut,
+    "campos": CustomFieldsBlockOut,
+}
 
 
 def _with_blocks(name: str, ticket, description: str) -> type:
@@ -285,6 +304,36 @@ class RequesterIn(serializers.Serializer):
         return RequesterData(**attrs)
 
 
+TAGS_HELP = (
+    "Cada tag é normalizada antes de tudo: espaços nas pontas removidos, minúsculas (Unicode casefold), espaços "
+    f"internos trocados por um `-`; depois disso, de 1 a {MAX_TAG_LENGTH} caracteres, sem o caractere NUL. "
+    "Repetidas contam uma vez. Uma tag inválida é um 422 que a nomeia."
+)
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string", "pattern": NOT_BLANK_NO_NUL}})
+class TagsField(serializers.Field):
+    """A list of tags, normalised, each once, sorted (tickets.tags); every refused tag named in the 422. With
+    `limit`, at most MAX_TAGS of them (a new ticket's)."""
+
+    def __init__(self, *, limit: bool = False, **kwargs):
+        self.limit = limit
+        kwargs.setdefault("help_text", TAGS_HELP)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data) -> list[str]:
+        try:
+            tags = tags_normalize(data, field=self.field_name)
+        except ValidationFailed as refused:
+            raise serializers.ValidationError(refused.errors[self.field_name]) from None
+        if self.limit and len(tags) > MAX_TAGS:
+            raise serializers.ValidationError(TOO_MANY_TAGS)
+        return tags
+
+    def to_representation(self, value):
+        return list(value)
+
+
 class TicketCreateIn(serializers.Serializer):
     # Fields map to ticket_create's arguments (source=); docstrings would show in the OpenAPI schema.
     assunto = TextField(source="subject", max_length=255)
@@ -293,6 +342,36 @@ class TicketCreateIn(serializers.Serializer):
     external_id = TextField(required=False, allow_null=True, max_length=255)
     solicitante = RequesterIn(source="requester")
     campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
+    tags = TagsField(
+        limit=True,
+        required=False,
+        help_text=f"As tags do ticket novo (no máximo {MAX_TAGS} depois de normalizadas). {TAGS_HELP}",
+    )
+
+
+NO_TAGS_GIVEN = "Informe adicionar, remover ou os dois."
+
+
+class TicketTagsIn(serializers.Serializer):
+    # Becomes a tickets.services.TagsChange; either list may be absent, not both.
+    adicionar = TagsField(required=False, help_text=f"Tags a acrescentar (as que o ticket já tem ficam). {TAGS_HELP}")
+    remover = TagsField(
+        required=False, help_text="Tags a retirar; uma que o ticket não tem não é erro. Normalizadas como em adicionar."
+    )
+
+    def validate(self, attrs) -> TagsChange:
+        if "adicionar" not in attrs and "remover" not in attrs:
+            raise serializers.ValidationError(NO_TAGS_GIVEN)
+        try:
+            return TagsChange.of(attrs.get("adicionar", ()), attrs.get("remover", ()))
+        except ValidationFailed as refused:
+            raise serializers.ValidationError(refused.errors) from None
+
+
+class TicketTagsOut(serializers.Serializer):
+    tags = serializers.ListField(
+        child=serializers.CharField(), max_length=MAX_TAGS, help_text="As tags do ticket agora, em ordem alfabética."
+    )
 
 
 class ReplyIn(serializers.Serializer):
@@ -374,6 +453,24 @@ LIST_CURSOR_OUT = {
 }
 
 
+@extend_schema_field({"type": "array", "items": {"type": "string", "pattern": NO_NUL}})
+class TagsQueryField(serializers.ListField):
+    """`tag`, repeatable (`?tag=a&tag=b`): tickets with all of them, each normalised as a ticket's tags are; an
+    empty (or blank) one counts as absent."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.CharField(allow_blank=True, trim_whitespace=False), **kwargs)
+
+    def to_internal_value(self, data) -> tuple:
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        given = [value for value in data if not (isinstance(value, str) and not value.strip())]
+        try:
+            return tuple(tags_normalize(given, field="tag"))
+        except ValidationFailed as refused:
+            raise serializers.ValidationError(refused.errors["tag"]) from None
+
+
 class TicketPageQuery(PageQuery):
     # What every ticket list takes (the partner's and the panel's): the page or the cursor, and the filters both
     # doors have. Fields map to tickets.selectors.ticket_page's filters (source=).
@@ -384,6 +481,14 @@ class TicketPageQuery(PageQuery):
     busca = TextField(source="search", required=False, allow_blank=True, max_length=255)
     external_id = TextField(
         required=False, allow_blank=True, max_length=255, help_text="O ticket com este `external_id` (busca exata)."
+    )
+    tag = TagsQueryField(
+        source="tags",
+        required=False,
+        help_text=(
+            "Só tickets com esta tag; repita o parâmetro para exigir várias (`tag=a&tag=b`: as duas). Normalizada "
+            "como as tags do ticket (`Cliente VIP` procura `cliente-vip`)."
+        ),
     )
     cursor = TextField(
         required=False,

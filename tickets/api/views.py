@@ -16,6 +16,7 @@ from tickets.api.serializers import (
     TicketChangesQuery,
     TicketCreateIn,
     TicketListQuery,
+    TicketTagsIn,
     changes_cursor,
 )
 from tickets.api.views_docs import agent_docs, ticket_docs
@@ -40,6 +41,7 @@ from tickets.services import (
     ticket_fields_set_by_customer,
     ticket_reopen_by_customer,
     ticket_resolve_by_customer,
+    ticket_tags_change_by_customer,
 )
 
 AGENTS_PER_PAGE = 10
@@ -57,7 +59,10 @@ class TicketViewSet(PartnerViewSet):
         "resolve": Scope.TICKETS_WRITE,
         "reopen": Scope.TICKETS_WRITE,
         "fields": Scope.TICKETS_WRITE,
+        "tags": Scope.TICKETS_WRITE,
     }
+    # A PATCH that takes Idempotency-Key as the POSTs do (integrations.api.base).
+    idempotent_patches = frozenset({"tags"})
 
     def list(self, request):
         query = TicketListQuery.from_request(request, self.organization)
@@ -134,6 +139,17 @@ class TicketViewSet(PartnerViewSet):
             organization=self.organization, ticket_id=kwargs["id"], values=request.data
         )
         return EnvelopeResponse(ticket_fields_public(ticket), message="Campos atualizados.")
+
+    @action(detail=True, methods=["patch"], url_path="tags")
+    def tags(self, request, **kwargs):
+        payload = TicketTagsIn(data=request.data)
+        if not payload.is_valid():
+            ticket_get(organization=self.organization, ticket_id=kwargs["id"])  # a missing ticket's 404 comes first
+            raise ValidationError(payload.errors)
+        ticket = ticket_tags_change_by_customer(
+            organization=self.organization, ticket_id=kwargs["id"], change=payload.validated_data
+        )
+        return EnvelopeResponse({"tags": list(ticket.tags)}, message="Tags atualizadas.")
 
     @action(detail=True, methods=["patch"], url_path=r"respostas/(?P<resposta>[^/]+)")
     def reply(self, request, resposta, **kwargs):

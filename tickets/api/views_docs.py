@@ -17,6 +17,8 @@ from tickets.api.serializers import (
     TicketCreateIn,
     TicketListQuery,
     TicketPublicWithBlocksOut,
+    TicketTagsIn,
+    TicketTagsOut,
 )
 
 TAGS = ["Parceiros v1"]
@@ -179,6 +181,33 @@ ticket_docs = extend_schema_view(
         responses={
             200: envelope("CamposAtualizados", CustomFieldValuesOut),
             **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
+    ),
+    tags=extend_schema(
+        operation_id="v1_tickets_tags_update",
+        tags=TAGS,
+        description=(
+            "Acrescenta e retira tags do ticket numa só operação, sob o bloqueio do ticket: dois parceiros que "
+            "acrescentam tags diferentes ao mesmo tempo ficam os dois com as suas (nada de substituir a lista "
+            "inteira). `adicionar` e `remover` são opcionais, mas ao menos um deve vir (senão 422 no campo "
+            "`body`); uma tag nas duas listas é um 422 em `remover`. Retirar uma tag que o ticket não tem não é "
+            "erro. O ticket fica com no máximo 20 tags (422 no campo `tags`). A resposta traz só as tags do ticket "
+            "agora, em ordem alfabética. Uma alteração que muda as tags move `atualizado_em` e o ticket na lista "
+            "de alterações; uma que não muda nada não grava nada. Nenhum evento é registrado nem webhook disparado "
+            "(o parceiro já sabe o que fez)."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=TicketTagsIn,
+        responses={
+            200: envelope("TagsAtualizadas", TicketTagsOut),
+            **errors(
+                404,
+                409,
+                descriptions={
+                    404: TICKET_NOT_FOUND,
+                    409: "Requisição com o mesmo Idempotency-Key ainda em andamento.",
+                },
+            ),
         },
     ),
     reply=extend_schema(

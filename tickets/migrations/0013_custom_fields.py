@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('helpdesk', '0004_audit_record'),
-        ('tickets', '0011_contacts_partner_api'),
+        ('tickets', '0012_ticket_tags'),
     ]
 
     operations = [
