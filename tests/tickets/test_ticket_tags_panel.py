@@ -38,7 +38,7 @@ def test_an_agent_adds_and_removes_tags_with_the_panels_patch(manager, ticket):
 
     data = assert_success(response, 200, "Ticket atualizado.")
     assert data["tags"] == ["cliente-vip"]
-    assert list(data)[-3:] == ["atendente", "tags", "respostas"]
+    assert list(data)[-4:] == ["atendente", "campos", "tags", "respostas"]
     assert Ticket.objects.get(pk=ticket.pk).tags == ["cliente-vip"]
 
 
