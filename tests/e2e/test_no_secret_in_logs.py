@@ -153,6 +153,8 @@ class Scenario:
             "/api/v1/tickets", {"assunto": text, "descricao": text, "solicitante": {"nome": text}}, self.partner, 201
         )
         self.ids["ticket"] = ticket["id"]
+        field = {"chave": "pedido", "nome": text, "tipo": "texto"}
+        self.ids["custom_field"] = self.post("/api/campos", field, self.panel, 201)["id"]
         reply = {"mensagem": text, "interna": False}
         customer_reply = self.post("/api/v1/tickets/{id}/respostas", reply, self.partner, 201, id=ticket["id"])
         agent_reply = self.post("/api/tickets/{id}/respostas", reply, self.panel, 201, id=ticket["id"])
