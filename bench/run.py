@@ -343,7 +343,7 @@ class Bench:
                     connections=16,
                     duration=self.options.warmup,
                     token=self.token_for(endpoint),
-                    tag=f"warm-{side}",
+                    tag=f"warm-{endpoint.key}-{side}",
                 )
                 self.wait_idle(port)
                 if result["errors"]:
@@ -370,7 +370,7 @@ class Bench:
                         endpoint=endpoint,
                         token=self.token_for(endpoint),
                         requests=n,
-                        tag=side,
+                        tag=f"{endpoint.key}-{side}",
                     )
                     client.close()
                     sql[endpoint.key][side] = per_request
@@ -398,7 +398,7 @@ class Bench:
                 connections=connections,
                 duration=self.options.duration,
                 token=self.token_for(endpoint),
-                tag=f"{tag}-{side[:3]}-{connections}",
+                tag=f"{tag}-{endpoint.key}-{side[:3]}-{connections}",
             )
             self.wait_idle(port)
         product, reference = runs["product"], runs["reference"]
