@@ -13,6 +13,7 @@ from django.db import connection, connections, transaction
 from helpdesk.models import AuditRecord
 from tests.assertions import bearer_client, utc
 from tests.factories import make_key, make_organization, make_ticket, status_of
+from tests.threads import in_parallel
 from tickets.models import StatusCategory, Ticket
 from tickets.services import ticket_reopen_by_customer, ticket_resolve_by_customer, ticket_update
 
@@ -23,28 +24,6 @@ THREADS = 16
 def org_and_key(postgres_only):
     organization = make_organization("Concorrência")
     return organization, make_key(organization)
-
-
-def _in_parallel(calls: list) -> list:
-    """Each call in a thread of its own, all released at once; what each returned (or raised)."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = calls[index]()
-        except Exception as error:  # the test shows it
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(index,)) for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def _post(key: str, ticket, action: str):
@@ -67,7 +46,7 @@ def test_parallel_resolves_resolve_once(org_and_key):
     ticket = make_ticket(organization)
     moves_before = len(_moves(ticket))
 
-    responses = _in_parallel([_post(key, ticket, "resolver") for _ in range(THREADS)])
+    responses = in_parallel([_post(key, ticket, "resolver") for _ in range(THREADS)])
 
     assert [(r.status_code, r.json()["message"]) for r in responses] == [(200, "Ticket resolvido.")] * THREADS
     ticket = _assert_consistent(ticket)
@@ -84,7 +63,7 @@ def test_resolves_racing_reopens_leave_a_ticket_whose_history_is_one_chain(org_a
     moves_before = _moves(ticket)
 
     actions = ["resolver", "reabrir"] * (THREADS // 2)
-    responses = _in_parallel([_post(key, ticket, action) for action in actions])
+    responses = in_parallel([_post(key, ticket, action) for action in actions])
 
     assert all(r.status_code == 200 for r in responses), [r.content for r in responses if r.status_code != 200]
     ticket = _assert_consistent(ticket)

@@ -2,14 +2,13 @@
 the ticket's row lock, never a whole list written over another), and `?tag=` is answered by the GIN index
 (jsonb_path_ops) on 20,000 tickets beside another organization's 20,000 (docs/performance.md, "Tags")."""
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from helpdesk.models import AuditRecord
 from tests.assertions import assert_success, bearer_client
 from tests.factories import make_key, make_organization, make_ticket
+from tests.threads import in_parallel
 from tests.tickets.test_ticket_filters_postgres import _grow, assert_indexed, nodes, plans
 from tickets.models import Ticket
 from tickets.services import ticket_update
@@ -24,28 +23,6 @@ def org_and_key(postgres_only):
     return organization, make_key(organization)
 
 
-def _in_parallel(calls: list) -> list:
-    """Each call in a thread of its own, all released at once; what each returned (or raised)."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = calls[index]()
-        except Exception as error:  # the test shows it
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(index,)) for index in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
-
-
 def _patch(key: str, ticket, body: dict):
     return lambda: bearer_client(key).patch(f"/api/v1/tickets/{ticket.pk}/tags", body, format="json")
 
@@ -54,7 +31,7 @@ def test_concurrent_writers_adding_different_tags_all_win(org_and_key):
     organization, key = org_and_key
     ticket = make_ticket(organization)
 
-    responses = _in_parallel([_patch(key, ticket, {"adicionar": [f"t{n:02}"]}) for n in range(THREADS)])
+    responses = in_parallel([_patch(key, ticket, {"adicionar": [f"t{n:02}"]}) for n in range(THREADS)])
 
     assert [(r.status_code, r.json()["message"]) for r in responses] == [(200, "Tags atualizadas.")] * THREADS
     expected = [f"t{n:02}" for n in range(THREADS)]
@@ -74,7 +51,7 @@ def test_concurrent_adds_and_removes_of_different_tags_all_apply(org_and_key):
     adds = [_patch(key, ticket, {"adicionar": [f"nova{n}"]}) for n in range(8)]
     removes = [_patch(key, ticket, {"remover": [f"velha{n}"]}) for n in range(8)]
 
-    responses = _in_parallel([call for pair in zip(adds, removes, strict=True) for call in pair])
+    responses = in_parallel([call for pair in zip(adds, removes, strict=True) for call in pair])
 
     assert {r.status_code for r in responses} == {200}
     assert Ticket.objects.get(pk=ticket.pk).tags == [f"nova{n}" for n in range(8)]
@@ -85,7 +62,7 @@ def test_concurrent_writers_past_the_limit_keep_it(org_and_key):
     organization, key = org_and_key
     ticket = ticket_update(ticket=make_ticket(organization), tags_add=[f"t{n:02}" for n in range(18)])
 
-    responses = _in_parallel([_patch(key, ticket, {"adicionar": [f"x{n}"]}) for n in range(4)])
+    responses = in_parallel([_patch(key, ticket, {"adicionar": [f"x{n}"]}) for n in range(4)])
 
     assert sorted(r.status_code for r in responses) == [200, 200, 422, 422]
     assert len(Ticket.objects.get(pk=ticket.pk).tags) == 20
