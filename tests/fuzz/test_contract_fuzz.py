@@ -37,7 +37,14 @@ EVENTS = ["ticket.resposta_publica", "ticket.resposta_editada", "ticket.resolvid
 # left unseeded there, so the fuzzer never anonymises the contacts the partner's contact operations rely on. The
 # fuzzer reaches their 404s and refusals; their 200s are tested in tests/integrations/test_data_subject_requests.py.
 WITHOUT_A_KNOWN_ID = {"GET /api/contatos/{id}/exportar", "POST /api/contatos/{id}/anonimizar"}
-WITHOUT_INPUT = {"GET /api/api-keys", "GET /api/webhooks", "GET /api/ticket-status", "GET /api/health"}
+WITHOUT_INPUT = {
+    "GET /api/api-keys",
+    "GET /api/webhooks",
+    "GET /api/ticket-status",
+    "GET /api/health",
+    "GET /api/tags",
+    "GET /api/campos",
+}
 SMOKE_EXAMPLES = 5
 
 
