@@ -635,12 +635,16 @@ def contact_update(
     values = {"name": name, "email": email, "phone": phone, "external_id": external_id}
     given = {field: value for field, value in values.items() if value is not UNCHANGED}
     if "email" in given:
-        given["email"] = (given["email"] or "").strip().lower()
+        given["email"] = (given["email"] or "").strip()
     if "phone" in given:
         given["phone"] = given["phone"] or ""
     if "external_id" in given:
         given["external_id"] = given["external_id"] or None
     _contact_check(given)
+    if "email" in given:
+        # Checked as sent, stored lower-cased: lower() may turn a valid address into one the validator refuses
+        # (İ becomes i and a combining dot), as the schema's pattern and the create's solicitante accept it.
+        given["email"] = given["email"].lower()
     with transaction.atomic(savepoint=False):
         # Under its row lock: an anonymisation committed meanwhile is seen, never written over.
         contact = Contact.objects.select_for_update().get(pk=contact.pk)

@@ -270,6 +270,21 @@ def test_null_clears_email_phone_and_external_id(partner, organization):
     assert (person.email, person.phone, person.external_id, person.phone_normalized) == ("", "", None, None)
 
 
+def test_an_email_is_checked_as_sent_and_stored_lower_cased(partner, organization):
+    """İ is a valid letter of a local part (the validator's case-insensitive A-Z, the schema's pattern); lower-cased
+    it becomes i and a combining dot, which the validator would refuse: the check is made before lowering."""
+    person = contact(organization, "Maria", "maria@example.com")
+
+    data = assert_success(patch(partner, person, {"email": " MarİA@Example.COM "}), 200, "Contato atualizado.")
+
+    assert data["email"] == "mari\u0307a@example.com"
+    person.refresh_from_db()
+    assert person.email == "mari\u0307a@example.com"
+    refused = patch(partner, person, {"email": "maria@@example.com"})
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {"email": ["Informe um endereço de e-mail válido."]}
+
+
 def test_a_new_external_id_and_phone_are_what_the_filters_and_the_next_ticket_find(partner, organization):
     person = contact(organization, "Maria", external_id="cliente-42")
 
