@@ -39,7 +39,10 @@ CUSTOMER_MOVE_CONFLICT = (
     "Ticket fechado (campo `status`); a organização sem status da categoria de destino (`Status indisponível.`, "
     "campo `status`); ou requisição com o mesmo Idempotency-Key em andamento."
 )
-IDEMPOTENCY_KEY_INVALID = "`Idempotency-Key` vazio ou com mais de 255 caracteres (campo `Idempotency-Key`)."
+CUSTOMER_MOVE_INVALID = (
+    "Bloco desconhecido em `incluir` (campo `incluir`), ou `Idempotency-Key` vazio ou com mais de 255 caracteres "
+    "(campo `Idempotency-Key`)."
+)
 REPLY_NOT_FOUND = "Ticket não encontrado (campo `id`) ou resposta não encontrada neste ticket (campo `resposta`)."
 
 ticket_docs = extend_schema_view(
@@ -144,7 +147,7 @@ ticket_docs = extend_schema_view(
                 404,
                 409,
                 422,
-                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: IDEMPOTENCY_KEY_INVALID},
+                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: CUSTOMER_MOVE_INVALID},
             ),
         },
     ),
@@ -164,7 +167,7 @@ ticket_docs = extend_schema_view(
                 404,
                 409,
                 422,
-                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: IDEMPOTENCY_KEY_INVALID},
+                descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: CUSTOMER_MOVE_INVALID},
             ),
         },
     ),
