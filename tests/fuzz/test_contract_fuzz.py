@@ -312,7 +312,9 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
             "DELETE /api/webhooks/{id}": {"id": [up["id"], failing["id"]]},
             "PATCH /api/webhooks/{id}": {"id": [up["id"]]},
             "DELETE /api/tickets/{id}": {"id": seeded_tickets},
+            # A's seeded fields keep their definitions: the field PATCH of a ticket meets them as seeded.
             "DELETE /api/campos/{id}": {"id": list(seeded_fields.values())},
+            "PATCH /api/campos/{id}": {"id": list(seeded_fields.values())},
         },
         "field_values": FIELD_VALUES,
         "ticket_update_values": {
@@ -325,19 +327,24 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
 
 
 def _seed_custom_fields(a: Organization, b: Organization) -> dict[str, str]:
-    """Custom fields (issue 22): the same keys in both organizations, the field PATCH on every seeded ticket; fields
-    made to be deleted (A's seeded ones stay: PROTECTED), and B's (a 404 for A). A's seeded fields by key."""
+    """Custom fields (issue 22): the same keys in both organizations, the field PATCH on every seeded ticket. A's
+    seeded fields are neither changed nor deleted (PROTECTED: a definition made inactive or hidden would leave the
+    ticket's field PATCH only 422s); A's fields of their own for the definition's PATCH, fields made to be
+    deleted, and B's (a 404 for A). A's seeded fields by key."""
     seeded_fields = {}
     for org in (a, b):
         for field in FIELDS:
             made = org.panel("POST", "/api/campos", field)
-            org.add("PATCH /api/campos/{id}", id=made["id"])
             if org is a:
                 seeded_fields[made["chave"]] = made["id"]
             else:
+                b.add("PATCH /api/campos/{id}", id=made["id"])
                 b.add("DELETE /api/campos/{id}", id=made["id"])
         for parameters in org.paths["GET /api/v1/tickets/{id}"]:
             org.add("PATCH /api/v1/tickets/{id}/campos", id=parameters["id"])
+    for field in FIELDS:
+        changeable = a.panel("POST", "/api/campos", {**field, "chave": f"{field['chave']}_ajustavel"})
+        a.add("PATCH /api/campos/{id}", id=changeable["id"])
     for n in range(3):
         spare = a.panel("POST", "/api/campos", {"chave": f"descartavel_{n}", "nome": "Descartável", "tipo": "texto"})
         a.add("DELETE /api/campos/{id}", id=spare["id"])
