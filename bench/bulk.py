@@ -26,7 +26,7 @@ import django
 
 django.setup()
 
-from bench.seed import SUBJECTS  # noqa: E402
+from bench.seed import STORES, SUBJECTS  # noqa: E402
 
 CONTACTS = 10_000
 TAGS = 100  # lote-0..lote-99: each on 1% of the bulk tickets (`?tag=` at 100,000 tickets)
@@ -43,7 +43,17 @@ def main() -> None:
 
     from helpdesk.models import Agent
     from tickets.counts import ticket_counts_recount_organization
-    from tickets.models import Contact, Reply, StatusCategory, Ticket, TicketCount, TicketSequence, TicketStatus
+    from tickets.models import (
+        Contact,
+        CustomField,
+        Reply,
+        StatusCategory,
+        Ticket,
+        TicketCount,
+        TicketFieldValue,
+        TicketSequence,
+        TicketStatus,
+    )
 
     quote = connection.ops.quote_name
 
@@ -58,6 +68,7 @@ def main() -> None:
         TicketStatus.objects.filter(organization_id=organization).order_by("-position").values_list("category", "id")
     )
     agents = [str(pk) for pk in Agent.objects.filter(organization_id=organization).values_list("id", flat=True)]
+    store_field = CustomField.objects.get(organization_id=organization, key="loja").pk
 
     with transaction.atomic(), connection.cursor() as cursor:
         sequence = TicketSequence.objects.select_for_update().get(organization_id=organization)
@@ -71,6 +82,8 @@ def main() -> None:
             "requester_external_id": f"bulk-cli-{1 + middle % CONTACTS}",
             # Each bulk ticket has one tag of TAGS, so each tag is on 1% of them (issue 22).
             "tag": f"lote-{middle % TAGS}",
+            # And a value of the `loja` field of STORES, so each value is on 1% of them too.
+            "store": f"loja-{middle % STORES}",
         }
         # The backlog is older than every ticket there: it takes numbers 1..count, the others move up.
         oldest = Ticket.objects.filter(organization_id=organization).order_by("created_at").first()
@@ -98,7 +111,8 @@ def main() -> None:
             INSERT INTO {table(T)} ({col(T, "id")}, {col(T, "organization")}, {col(T, "number")}, {col(T, "subject")},
                 {col(T, "description")}, {col(T, "priority")}, {col(T, "channel")}, {col(T, "source_system")},
                 {col(T, "status")}, {col(T, "requester")}, {col(T, "assignee")}, {col(T, "external_id")},
-                {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")}, {col(T, "tags")})
+                {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")}, {col(T, "tags")},
+                {col(T, "custom_fields")})
             SELECT gen_random_uuid(), %(org)s, g,
                 (%(subjects)s::text[])[1 + g %% %(subject_count)s] || ' #' || (200000 + g),
                 'Cliente relata: ' || lower((%(subjects)s::text[])[1 + (g * 7) %% %(subject_count)s])
@@ -112,7 +126,8 @@ def main() -> None:
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END,
-                jsonb_build_array('lote-' || (g %% %(tags)s))
+                jsonb_build_array('lote-' || (g %% %(tags)s)),
+                jsonb_build_object('loja', 'loja-' || (g %% %(stores)s))
             FROM generate_series(1, %(count)s) AS g
             JOIN {table(C)} c ON c.{col(C, "organization")} = %(org)s
                 AND c.{col(C, "external_id")} = 'bulk-cli-' || (1 + g %% %(contacts)s)
@@ -131,7 +146,19 @@ def main() -> None:
                 "agent_count": len(agents),
                 "contacts": CONTACTS,
                 "tags": TAGS,
+                "stores": STORES,
             },
+        )
+        # The `loja` values' typed rows, as tickets.fields.services writes them beside `custom_fields`.
+        V = TicketFieldValue
+        cursor.execute(
+            f"""
+            INSERT INTO {table(V)} ({col(V, "organization")}, {col(V, "ticket")}, {col(V, "field")}, {col(V, "text")})
+            SELECT %(org)s, t.{col(T, "id")}, %(field)s, t.{col(T, "custom_fields")} ->> 'loja'
+            FROM {table(T)} t
+            WHERE t.{col(T, "organization")} = %(org)s AND t.{col(T, "number")} <= %(count)s
+            """,
+            {"org": organization, "count": count, "field": store_field},
         )
         for internal, origin, body in (
             (False, "cliente_api", "Alguma novidade sobre o meu pedido?"),
@@ -166,7 +193,7 @@ def main() -> None:
     # As autovacuum would on a live database: hint bits and the visibility map set, statistics fresh,
     # so neither server pays for the bulk load on its first read (counts become index-only).
     with connection.cursor() as cursor:
-        for model in (Contact, Ticket, Reply, TicketCount):
+        for model in (Contact, Ticket, Reply, TicketCount, TicketFieldValue):
             cursor.execute(f"VACUUM ANALYZE {table(model)}")
     print(json.dumps(sample))
 

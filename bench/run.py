@@ -259,9 +259,11 @@ class Bench:
             "external_id": seed["repeated_external_id"],
             "solicitante": {"nome": "Cliente Repetido", "external_id": "bench-repeat-customer"},
         }
-        # Issue 22: the same create with 5 tags. The lua script appends this JSON fragment to its body, so issue 22's
-        # custom fields go beside the tags (one create row with both).
-        tagged = ',"tags":["Cliente VIP","loja-centro","erp","Urgente","primeira compra"]'
+        # Issue 22: the same create with 5 tags and a value of each of the 5 custom fields (bench/seed.py). The lua
+        # script appends this JSON fragment to its body.
+        tags = ["Cliente VIP", "loja-centro", "erp", "Urgente", "primeira compra"]
+        fields = {"pedido": "PED-12345", "loja": "loja-7", "valor": "199.90", "entrega": "2026-12-01", "vip": True}
+        labelled = "," + json.dumps({"tags": tags, "campos": fields}, ensure_ascii=False)[1:-1]
         return [
             Endpoint("list_25", "GET /api/v1/tickets?por_pagina=25", "GET", "/api/v1/tickets?por_pagina=25"),
             Endpoint("list_100", "GET /api/v1/tickets?por_pagina=100", "GET", "/api/v1/tickets?por_pagina=100"),
@@ -288,13 +290,13 @@ class Bench:
                 sql_fresh_body=True,
             ),
             Endpoint(
-                "create_tags",
-                "POST /api/v1/tickets (new, 5 tags)",
+                "create_tags_fields",
+                "POST /api/v1/tickets (new, 5 tags, 5 fields)",
                 "POST",
                 "/api/v1/tickets",
                 script="post_ticket.lua",
-                args=(tagged,),
-                body={**new_ticket, "tags": ["Cliente VIP", "loja-centro", "erp", "Urgente", "primeira compra"]},
+                args=(labelled,),
+                body={**new_ticket, "tags": tags, "campos": fields},
                 sql_fresh_body=True,
             ),
             Endpoint(
@@ -581,6 +583,8 @@ class Bench:
                 ("requester_external_id", "solicitante_external_id", sample["requester_external_id"]),
                 # Issue 22: a tag on 1% of the tickets (the GIN index counts them; the page walks the newest).
                 ("tag", "tag", sample["tag"]),
+                # And a custom field's value on 1% of them (the typed values' btree index).
+                ("field", "campo.loja", sample["store"]),
             ),
             start=2,
         ):
@@ -661,14 +665,15 @@ def settings_default(name: str) -> str:
 
 
 def _create_ratios(rows: list[dict]) -> dict:
-    """The create with 5 tags against the plain create, product req/s, at each connection count (issue 22)."""
+    """The create with 5 tags and 5 fields against the plain create, product req/s, at each connection count
+    (issue 22)."""
     by_key = {(row["key"], row["connections"]): row for row in rows}
     ratios = {}
     for connections in CONNECTIONS:
-        plain, tagged = by_key.get(("create", connections)), by_key.get(("create_tags", connections))
-        if plain and tagged:
+        plain, labelled = by_key.get(("create", connections)), by_key.get(("create_tags_fields", connections))
+        if plain and labelled:
             suffix = "" if connections == CONNECTIONS[0] else f"_at_{connections}"
-            ratios[f"create_tags_over_create{suffix}"] = _ratio(tagged["product"], plain["product"])
+            ratios[f"create_tags_fields_over_create{suffix}"] = _ratio(labelled["product"], plain["product"])
     return ratios
 
 

@@ -29,6 +29,15 @@ AGENTS = 30
 TICKETS = 1000
 CUSTOMERS = 300
 REPEATED_EXTERNAL_ID = "bench-repeat"
+STORES = 100  # the `loja` field's options, loja-0..loja-99 (bench/bulk.py puts each on 1% of the bulk tickets)
+# Issue 22: the organization's custom fields, one of each scalar type and a list; the create row sends all five.
+CUSTOM_FIELDS = [
+    {"key": "pedido", "name": "Pedido", "field_type": "texto"},
+    {"key": "loja", "name": "Loja", "field_type": "lista", "options": [f"loja-{n}" for n in range(STORES)]},
+    {"key": "valor", "name": "Valor", "field_type": "numero"},
+    {"key": "entrega", "name": "Entrega", "field_type": "data"},
+    {"key": "vip", "name": "Cliente VIP", "field_type": "booleano"},
+]
 # One subject in 20 holds the word the busca rows look for.
 SEARCH_TERM = "reembolso"
 SUBJECTS = [
@@ -75,6 +84,7 @@ def main() -> None:
     options = parser.parse_args()
 
     from helpdesk.models import Agent, Organization
+    from tickets.fields.services import custom_field_create
     from tickets.models import StatusCategory, TicketStatus
     from tickets.services import (
         RequesterData,
@@ -109,6 +119,8 @@ def main() -> None:
     agents = {str(agent.pk): agent for agent in Agent.objects.filter(pk__in=agent_ids)}
     agents = [agents[agent_id] for agent_id in agent_ids]
     organization = Organization.objects.get(pk=organization_id)
+    for field in CUSTOM_FIELDS:
+        custom_field_create(organization=organization, **field)
     in_progress = TicketStatus.objects.filter(organization=organization, category=StatusCategory.IN_PROGRESS).first()
 
     tickets = []
