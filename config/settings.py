@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "foundation",  # the infrastructure every app stands on: its deployment checks and signal hooks
     "api_framework",  # what every API door is built on: registers the OpenAPI extensions
     "helpdesk",
+    "sla",  # business hours (issue 23): below tickets, which will ask it for deadlines
     "tickets",
     "integrations",
 ]

@@ -103,6 +103,7 @@ AUDIT_ACTIONS = (
     "credencial.criada",
     "credencial.revogada",
     "entrega.reenviada",
+    "horario_atendimento.alterado",
     "login.falhou",
     "login.sucesso",
     "logout",
@@ -147,6 +148,7 @@ AUDIT_RESOURCE_TYPES = (
     "status",
     "usuario",
     "campo",
+    "horario_atendimento",
 )
 
 

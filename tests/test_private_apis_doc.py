@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("foundation", "api_framework", "helpdesk", "tickets", "integrations", "config", "tools")
+PACKAGES = ("foundation", "api_framework", "helpdesk", "sla", "tickets", "integrations", "config", "tools")
 SOURCES = [*(path for package in PACKAGES for path in (ROOT / package).rglob("*.py")), ROOT / "gunicorn.conf.py"]
 COMMENT = re.compile(r"# Private [\w-]+ API: (test_\w+)$", re.M)
 

@@ -1,0 +1,31 @@
+import uuid
+
+from django.db import models
+
+from helpdesk.models import Organization
+
+
+class BusinessHours(models.Model):
+    """An organization's business hours (`horario_atendimento`): its time zone, weekly intervals and holidays.
+    At most one per organization; without one the organization works 24x7 in America/Sao_Paulo. Kept whole in
+    JSON, in the calendar's own terms (minutes after local midnight, ISO dates), because it is always read and
+    written whole; written only by sla.services (docs/decisions.md, "Business hours")."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.OneToOneField(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="business_hours"
+    )
+    time_zone = models.CharField("fuso horário", max_length=64)
+    # [{"weekday": 0..6 (0 = Monday), "start": minutes, "end": minutes (1440 = 24:00)}], by weekday and start.
+    intervals = models.JSONField("intervalos", default=list, blank=True)
+    # [{"date": "YYYY-MM-DD", "name": "..."}], by date.
+    holidays = models.JSONField("feriados", default=list, blank=True)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "horário de atendimento"
+        verbose_name_plural = "horários de atendimento"
+
+    def __str__(self) -> str:
+        return f"Horário de atendimento ({self.time_zone})"
