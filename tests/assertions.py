@@ -15,6 +15,7 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
+from sla.models import BusinessHours
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
 from tickets.models import (
@@ -124,6 +125,7 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "attempts": WebhookDeliveryAttempt.objects.filter(delivery__webhook__organization=organization),
         "custom_fields": CustomField.objects.filter(organization=organization),
         "custom_field_values": TicketFieldValue.objects.filter(ticket__organization=organization),
+        "business_hours": BusinessHours.objects.filter(organization=organization),
     }
     return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 

@@ -8,6 +8,7 @@ makes it fail with a message saying what to add here.
 import re
 import uuid
 from dataclasses import dataclass, field
+from datetime import date
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
@@ -18,6 +19,8 @@ from helpdesk.auth import PanelJWTAuthentication
 from helpdesk.models import Agent, Organization, User
 from integrations.authentication import ApiKeyAuthentication
 from integrations.models import ApiCredential, Webhook, WebhookDelivery
+from sla.calendar import Holiday, Interval
+from sla.services import business_hours_set
 from tests.assertions import bearer_client, organization_snapshot, panel_client
 from tests.contract import ALL_EVENTS
 from tests.factories import (
@@ -267,6 +270,13 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
     )
     ticket_fields_set(ticket=first, values={"pedido": f"Pedido {marker}"}, actor=PARTNER_ACTOR)
     first.refresh_from_db()
+    # Each organization's own business hours, its marker in a holiday's name.
+    business_hours_set(
+        organization=organization,
+        time_zone="America/New_York" if label == "acme" else "Asia/Tokyo",
+        intervals=[Interval(weekday, 8 * 60, 18 * 60) for weekday in range(5)],
+        holidays=[Holiday(date(2026, 12, 25), f"Natal {marker}")],
+    )
     customer_reply = make_customer_reply(first, body=f"Cliente {marker}")
     note, [note_attachment] = reply_create_with_attachments(
         ticket=first,
@@ -368,6 +378,11 @@ BODIES = {
     "PATCH /api/v1/tickets/{id}/campos": lambda world: {"pedido": "Intrusão"},
     "POST /api/campos": lambda world: {"chave": "regiao", "nome": "Região", "tipo": "texto"},
     "PATCH /api/campos/{id}": lambda world: {"nome": "Intruso", "visivel_parceiro": False},
+    "PUT /api/horario-atendimento": lambda world: {
+        "fuso_horario": "Europe/Lisbon",
+        "intervalos": [{"dia_semana": 0, "inicio": "09:00", "fim": "17:00"}],
+        "feriados": [{"data": "2026-12-25", "nome": "Intrusão"}],
+    },
     "PATCH /api/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
 }
 
@@ -420,11 +435,13 @@ SUCCESS = {
     "POST /api/campos": (201, "Campo criado."),
     "PATCH /api/campos/{id}": (200, "Campo atualizado."),
     "DELETE /api/campos/{id}": (200, "Campo excluído."),
+    "GET /api/horario-atendimento": (200, "Horário de atendimento encontrado."),
+    "PUT /api/horario-atendimento": (200, "Horário de atendimento atualizado."),
 }
 
 
 def body_of(operation: Operation, world: World) -> dict | None:
-    if operation.method not in ("POST", "PATCH"):
+    if operation.method not in ("POST", "PATCH", "PUT"):
         return None
     if operation.name not in BODIES:
         raise LookupError(f"add a valid body for {operation.name} to BODIES in tests/authorization.py")

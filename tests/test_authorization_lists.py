@@ -166,6 +166,18 @@ def test_custom_field_list_has_only_the_callers_fields(world):
     assert_exactly(response, "Campos listados.", [world.b.custom_field], world, paginated=False)
 
 
+def test_business_hours_are_only_the_callers(world):
+    """Each organization reads its own calendar (A's zone, holiday and marker never reach B), and B's PUT changes
+    B's alone (the matrix's collection test compares A's rows too)."""
+    for tenant, other in ((world.b, world.a), (world.a, world.b)):
+        response = tenant.client(MANAGEMENT).get("/api/horario-atendimento")
+
+        data = assert_success(response, 200, "Horário de atendimento encontrado.")
+        assert data["fuso_horario"] == ("America/New_York" if tenant is world.a else "Asia/Tokyo")
+        assert data["feriados"] == [{"data": "2026-12-25", "nome": f"Natal {tenant.marker}"}]
+        assert other.marker not in response.content.decode()
+
+
 def test_a_field_filter_finds_only_the_callers_tickets_with_the_same_key(world):
     """Both organizations have a field `pedido`: each filter reads the caller's field, never the other's values."""
     for tenant, other in ((world.b, world.a), (world.a, world.b)):
@@ -328,6 +340,7 @@ LIST_TESTS = {
     "/api/api-keys": test_credential_list_has_only_the_callers_keys,
     "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
     "/api/campos": test_custom_field_list_has_only_the_callers_fields,
+    "/api/horario-atendimento": test_business_hours_are_only_the_callers,
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,

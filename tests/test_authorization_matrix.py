@@ -123,7 +123,7 @@ def test_every_operation_knows_its_objects_body_and_success_answer():
                 continue
             if kind not in NOT_FOUND:
                 missing.append(f"{operation.route}: add the 404 of a {kind} to NOT_FOUND in tests/authorization.py")
-        if operation.method in ("POST", "PATCH") and operation.name not in BODIES:
+        if operation.method in ("POST", "PATCH", "PUT") and operation.name not in BODIES:
             missing.append(f"add a valid body for {operation.name} to BODIES in tests/authorization.py")
         if operation.name not in SUCCESS:
             missing.append(f"add the success answer of {operation.name} to SUCCESS in tests/authorization.py")

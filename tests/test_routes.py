@@ -45,6 +45,7 @@ ROUTES = {
     "/api/v1/tickets/{id}/campos": ("PATCH",),  # issue 22: custom fields
     "/api/campos": ("GET", "POST"),
     "/api/campos/{id}": ("DELETE", "PATCH"),
+    "/api/horario-atendimento": ("GET", "PUT"),  # issue 23: business hours
 }
 
 

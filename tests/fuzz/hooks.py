@@ -21,8 +21,10 @@ logged, one JSON line each, to HELPDESK_FUZZ_LOG for the test's own assertions.
 import hashlib
 import json
 import os
+import re
 import threading
 import uuid
+from datetime import date
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -69,7 +71,7 @@ class PartnerKey:
 
 
 @schemathesis.auth(refresh_interval=600).apply_to(
-    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos)(/.*)?$"
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos|horario-atendimento)(/.*)?$"
 )
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
@@ -234,6 +236,42 @@ def _ticket_update(body: dict, draw: bytes) -> dict:
     return changes
 
 
+_ZONES = ("America/Sao_Paulo", "America/New_York", "Europe/Lisbon", "UTC", "Asia/Tokyo")
+
+
+def _business_hours(body: dict, draw: bytes) -> dict:
+    """A calendar sla.rules accepts: a known zone, the generated intervals that do not overlap an earlier one of
+    their day nor end before they start (a schema cannot say either), and each holiday date once, real."""
+    if draw[0] >= 200:
+        return {}
+    changes = {"fuso_horario": _ZONES[draw[1] % len(_ZONES)]}
+    if isinstance(body.get("intervalos"), list):
+        kept = []
+        for interval in body["intervalos"]:
+            try:
+                weekday, start, end = interval["dia_semana"], _minutes(interval["inicio"]), _minutes(interval["fim"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if start < end and not any(d == weekday and s < end and start < e for d, s, e, _ in kept):
+                kept.append((weekday, start, end, interval))
+        changes["intervalos"] = [interval for *_, interval in kept]
+    if isinstance(body.get("feriados"), list):
+        days = {}
+        for holiday in body["feriados"]:
+            try:
+                day = date.fromisoformat(holiday["data"]).isoformat()
+            except (KeyError, TypeError, ValueError):
+                continue
+            days.setdefault(day, holiday)
+        changes["feriados"] = list(days.values())
+    return changes
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
 # Real files for positive uploads: random bytes are rarely a type the service takes (a 415 a schema
 # cannot foresee), and an empty file is a 422. A PNG and a text file, as the fixtures wrote them.
 _FILES = [bytes.fromhex(content) for content in FIXTURES["upload_files"]]
@@ -261,6 +299,7 @@ BODY_VALUES = {
     "PATCH /api/v1/tickets/{id}/campos": _ticket_fields,
     "POST /api/campos": _custom_field,
     "PATCH /api/campos/{id}": _custom_field_update,
+    "PUT /api/horario-atendimento": _business_hours,
 }
 
 
@@ -375,6 +414,11 @@ SEMANTIC_REJECTIONS = {
         "Este campo não pode ser alterado pela API.",
     ),
 }
+# Business hours (issue 23): a zone must be one zoneinfo knows, an interval end after it starts and overlap no
+# other of its day, a date be real (2026-02-30 fits the pattern) and a holiday once: rules no schema can say.
+SEMANTIC_REJECTIONS["fuso_horario"] = ("Fuso horário desconhecido: informe um nome IANA, como America/Sao_Paulo.",)
+SEMANTIC_REJECTIONS["intervalos.*"] = ("O início deve ser anterior ao fim, no mesmo dia (o fim vai até 24:00).",)
+SEMANTIC_REJECTIONS["feriados.*.data"] = ("Informe uma data válida no formato AAAA-MM-DD.",)
 SEMANTIC_REJECTIONS["desde"] += SEMANTIC_REJECTIONS["ate"]
 # The ticket list's times (issue 21): a date-time past what a database stores once in UTC (year 1 with a
 # positive offset, year 9999 with a negative one); and a cursor made for another `ordenacao`.
@@ -394,6 +438,9 @@ SEMANTIC_REJECTION_PREFIXES = {
     "redes_permitidas": ("Rede inválida (use a notação CIDR",),
     # What a custom field expects, naming its options (tickets.fields.values.expected).
     "campos.*": ("Informe ",),
+    # Business hours: the interval an interval overlaps, the holiday a date repeats, each named.
+    "intervalos.*": ("Sobrepõe intervalos.",),
+    "feriados.*.data": ("Data repetida: já está em feriados.",),
     # A tag's 1..50 characters count after normalisation (casefold may lengthen it, inner whitespace collapses,
     # a lone surrogate is refused): the schema says only "not blank, no NUL". One tag in both lists is a 422 too.
     **{field: ("Tag inválida: ",) for field in ("tags", "tag", "adicionar", "tags.adicionar")},
@@ -453,6 +500,7 @@ def _semantic(field: str, messages: list[str]) -> bool:
         return False
     if field.startswith("campos."):  # a custom field's value, by its key
         field = "campos.*"
+    field = re.sub(r"^(intervalos|feriados)\.[0-9]+", r"\1.*", field)  # a calendar's entry, by its position
     return all(
         message in SEMANTIC_REJECTIONS.get(field, ())
         or message.startswith(SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",)))

@@ -44,6 +44,7 @@ WITHOUT_INPUT = {
     "GET /api/health",
     "GET /api/tags",
     "GET /api/campos",
+    "GET /api/horario-atendimento",
 }
 SMOKE_EXAMPLES = 5
 
