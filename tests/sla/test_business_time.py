@@ -277,3 +277,19 @@ def test_intervals_the_spring_gap_makes_overlap_count_once():
 
     assert business_minutes_between(sunday, start, start + timedelta(hours=12)) == 120
     assert business_minutes_after(sunday, start, 120) == at("America/New_York", 2026, 3, 8, 4, 0)
+
+
+@pytest.mark.parametrize(
+    ("arrives", "minutes", "due"),
+    [
+        ((2026, 11, 26, 10, 0), 120, (2026, 11, 26, 12, 0)),
+        ((2026, 11, 27, 17, 0), 120, (2026, 11, 30, 10, 0)),
+        ((2026, 11, 28, 3, 0), 120, (2026, 11, 30, 11, 0)),
+        ((2026, 12, 24, 17, 0), 120, (2026, 12, 28, 10, 0)),
+        ((2026, 11, 26, 9, 0), 9 * 60, (2026, 11, 26, 18, 0)),
+    ],
+)
+def test_the_examples_of_docs_sla_md(arrives, minutes, due):
+    assert business_minutes_after(SAO_PAULO_OFFICE, at("America/Sao_Paulo", *arrives), minutes) == at(
+        "America/Sao_Paulo", *due
+    )
