@@ -77,10 +77,6 @@ class BusinessCalendar:
     def closed_dates(self) -> frozenset[date]:
         return frozenset(holiday.date for holiday in self.holidays)
 
-    @property
-    def is_always_open(self) -> bool:
-        return not self.intervals
-
 
 DEFAULT_CALENDAR = BusinessCalendar()
 
