@@ -339,3 +339,38 @@ def test_staff_define_a_custom_field_set_it_and_filter_the_ticket_list_by_it(sta
     assert body["data"]["alteracoes"] == {"campos": {"filial": {"anterior": None, "atual": "norte"}}}
     found = stack.partner("GET", "/api/v1/tickets?campo.filial=norte&incluir=campos")[1]["data"]
     assert [(ticket["id"], ticket["campos"]) for ticket in found["data"]] == [(chosen["id"], {"filial": "norte"})]
+
+
+def test_staff_set_the_business_hours_and_the_panel_api_reads_them(stack, page):
+    """Issue 23: the calendar typed a line each; a rule's error names its line and saves nothing, the fixed page
+    saves through the service, and the panel's API answers the same calendar."""
+    log_in(page, stack)
+    page.goto(f"{stack.base_url}/admin/")
+    page.click("text=Horários de atendimento")
+    page.goto(f"{stack.base_url}/admin/sla/businesshours/add/")
+    page.fill("#id_time_zone", "Europe/Lisbon")
+    page.fill("#id_intervals_text", "seg 08:00-12:00\nseg 11:00-18:00\nsex 22:00-24:00\nsab 00:00-06:00")
+    page.fill("#id_holidays_text", "2026-12-25 Natal")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".errorlist")
+    assert "Linha 2: Sobrepõe a linha 1 (segunda-feira 08:00–12:00)." in page.locator(".errorlist").all_inner_texts()
+    assert stack.panel("GET", "/api/horario-atendimento")[1]["data"]["fuso_horario"] == "America/Sao_Paulo"
+
+    page.fill("#id_intervals_text", "seg 08:00-12:00\nseg 13:00-18:00\nsex 22:00-24:00\nsab 00:00-06:00")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist")
+
+    status, body = stack.panel("GET", "/api/horario-atendimento")
+    assert (status, body["data"]) == (
+        200,
+        {
+            "fuso_horario": "Europe/Lisbon",
+            "intervalos": [
+                {"dia_semana": 0, "inicio": "08:00", "fim": "12:00"},
+                {"dia_semana": 0, "inicio": "13:00", "fim": "18:00"},
+                {"dia_semana": 4, "inicio": "22:00", "fim": "24:00"},
+                {"dia_semana": 5, "inicio": "00:00", "fim": "06:00"},
+            ],
+            "feriados": [{"data": "2026-12-25", "nome": "Natal"}],
+        },
+    )
