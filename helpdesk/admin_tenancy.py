@@ -7,8 +7,10 @@ organization is a 404 whatever the URL. Superusers see everything,
 with an organization filter.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
 
+from foundation.exceptions import Conflict, NotFound, ValidationFailed
 from helpdesk.models import Agent, Organization
 from helpdesk.selectors import active_agent_of
 
@@ -78,12 +80,29 @@ class OrganizationScopedAdmin(PermissionGate, admin.ModelAdmin):
     def may_use(self, request) -> bool:
         return self._staff_of_an_organization(request)
 
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """A service refusing the save for what the form could not check (a partner reached a ticket's 20 tags in
+        the second between the form's check and the save): Django's transaction of the save rolls all of it back,
+        and the page comes again with the reason, not as a server error page."""
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except (ValidationFailed, Conflict, NotFound) as refused:
+            self.message_user(request, refusal_text(refused), messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         organization_id = user_organization_id(request)
         if field is not None and organization_id is not None and hasattr(field, "queryset"):
             field.queryset = scope_to_organization(field.queryset, organization_id)
         return field
+
+
+def refusal_text(refused: Exception) -> str:
+    """A domain refusal as one line for the admin's messages."""
+    if isinstance(refused, ValidationFailed):
+        return " ".join(message for messages_ in refused.errors.values() for message in messages_)
+    return " ".join(part for part in (refused.message, refused.detail) if part)
 
 
 def scope_to_organization(queryset, organization_id):

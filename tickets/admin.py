@@ -38,6 +38,7 @@ from tickets.fields.admin import (
     value_initial,
 )
 from tickets.fields.rules import custom_values_clean
+from tickets.fields.selectors import field_definitions
 from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.selectors import tag_counts, ticket_status_history
 from tickets.services import (
@@ -279,7 +280,7 @@ class TicketAdminForm(forms.ModelForm):
                 self.add_error(self.SERVICE_FIELDS[key], messages_)
         try:
             custom_values_clean(
-                organization_id=self.instance.organization_id, values=changed_values(self), actor=SYSTEM
+                definitions=field_definitions(self.instance.organization_id), values=changed_values(self), actor=SYSTEM
             )
         except ValidationFailed as error:
             for key, messages_ in error.errors.items():

@@ -130,10 +130,11 @@ def ticket_create(
         existing = _ticket_with_external_id(organization, external_id)
         if existing is not None:
             return existing, False
-    values = {}
+    values, definitions = {}, ()
     if custom_fields:
-        cleaned = custom_values_clean(organization_id=organization.pk, values=custom_fields, actor=actor)
-        values = values_ordered(field_definitions(organization.pk), cleaned)
+        definitions = field_definitions(organization.pk)  # one read for the checks and the writes
+        cleaned = custom_values_clean(definitions=definitions, values=custom_fields, actor=actor)
+        values = values_ordered(definitions, cleaned)
     status = status_default_open(organization=organization)
     with transaction.atomic(savepoint=False):
         number = _next_ticket_number(organization)
@@ -151,7 +152,7 @@ def ticket_create(
             custom_fields=values,
             tags=tags,
         )
-        _field_rows_insert(ticket, values)
+        _field_rows_insert(ticket, values, definitions)
         signals.ticket_created.send(sender=Ticket, ticket=ticket, actor=actor)
     return ticket, True
 
@@ -565,9 +566,10 @@ def ticket_update_by_ids(
     assignee = None
     if assignee_id not in (UNCHANGED, None):
         assignee = agent_get(organization_id=ticket.organization_id, agent_id=assignee_id)
-    cleaned = {}
+    cleaned, definitions = {}, ()
     if custom_fields is not UNCHANGED:
-        cleaned = custom_values_clean(organization_id=ticket.organization_id, values=custom_fields, actor=actor)
+        definitions = field_definitions(ticket.organization_id)
+        cleaned = custom_values_clean(definitions=definitions, values=custom_fields, actor=actor)
     ticket_update_check(ticket=ticket, status=status, assignee=assignee, priority=priority)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
@@ -581,7 +583,7 @@ def ticket_update_by_ids(
             actor=actor,
         )
         if cleaned:
-            _fields_write(ticket, cleaned, actor)
+            _fields_write(ticket, cleaned, actor, definitions)
     return ticket
 
 
@@ -716,10 +718,11 @@ def ticket_fields_set(*, ticket: Ticket, values, actor: Actor) -> Ticket:
     one changes nothing, and a request that changes nothing writes and announces nothing. A change of a field
     partners see moves atualizado_em and the change list; of hidden fields alone, neither. The value rows the
     list's filters read are written in the same transaction."""
-    cleaned = custom_values_clean(organization_id=ticket.organization_id, values=values, actor=actor)
+    definitions = field_definitions(ticket.organization_id)
+    cleaned = custom_values_clean(definitions=definitions, values=values, actor=actor)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        _fields_write(ticket, cleaned, actor)
+        _fields_write(ticket, cleaned, actor, definitions)
     return ticket
 
 
@@ -734,19 +737,19 @@ def ticket_fields_set_by_customer(*, organization: Organization, ticket_id, valu
             error = TicketNotFound()
         else:
             try:
-                cleaned = custom_values_clean(organization_id=organization.pk, values=values, actor=PARTNER)
+                definitions = field_definitions(organization.pk)
+                cleaned = custom_values_clean(definitions=definitions, values=values, actor=PARTNER)
             except ValidationFailed as refused:
                 error = refused
             else:
-                _fields_write(ticket, cleaned, PARTNER)
+                _fields_write(ticket, cleaned, PARTNER, definitions)
     if error is not None:
         raise error
     return ticket
 
 
-def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor) -> None:
-    """Checked values (custom_values_clean) onto a ticket read under its row lock."""
-    definitions = field_definitions(ticket.organization_id)
+def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor, definitions: tuple[FieldDefinition, ...]) -> None:
+    """Checked values (custom_values_clean, with these `definitions`) onto a ticket read under its row lock."""
     by_key = {d.key: d for d in definitions}
     kept = dict(ticket.custom_fields or {})
     changes = {
@@ -760,17 +763,12 @@ def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor) -> None:
     shown = any(item.shown_to_partner for item in changes.values())
     ticket.save(update_fields=["custom_fields", "updated_at"] if shown else ["custom_fields"])
     TicketFieldValue.objects.filter(ticket=ticket, field_id__in=[by_key[key].id for key in changes]).delete()
-    _field_rows_insert(ticket, ticket.custom_fields, only=[by_key[key] for key in changes])
+    _field_rows_insert(ticket, ticket.custom_fields, [by_key[key] for key in changes])
     signals.ticket_fields_changed.send(sender=Ticket, ticket=ticket, changes=changes, actor=actor)
 
 
-def _field_rows_insert(ticket: Ticket, values: dict, only: list[FieldDefinition] | None = None) -> None:
-    """The TicketFieldValue rows of a ticket's values (of the fields `only` names), in one INSERT."""
-    if not values:
-        return
-    definitions = (
-        only if only is not None else [d for d in field_definitions(ticket.organization_id) if d.key in values]
-    )
+def _field_rows_insert(ticket: Ticket, values: dict, definitions) -> None:
+    """The TicketFieldValue rows of a ticket's values of these fields, in one INSERT."""
     rows = [
         TicketFieldValue(organization_id=ticket.organization_id, ticket=ticket, field_id=d.id, **columns)
         for d in definitions

@@ -815,6 +815,26 @@ def test_a_bad_tag_or_too_many_is_a_form_error_and_nothing_changes(staff, organi
     assert not events(organization, EventKind.TAGS_CHANGED)
 
 
+def test_a_limit_a_partner_reached_while_the_page_was_open_shows_the_page_again_with_why(staff, organization, ticket):
+    """The form checks the 20 tags against what the page showed; a partner's tags added meanwhile make the service
+    refuse the save: the page comes back with the reason (no server error page), and nothing of the save is
+    written, the status change beside the tags included."""
+    ticket_update(ticket=ticket, tags_add=[f"t{n}" for n in range(18)])
+    values, _disabled = form_values(staff.get(change_url(ticket)))
+    ticket_update(ticket=ticket, tags_add=["p1", "p2"])  # meanwhile, the partner: 20
+    resolved = TicketStatus.objects.get(organization=organization, category=StatusCategory.RESOLVED)
+
+    values.update(tags_text=values["tags_text"] + ", do-agente", status=str(resolved.pk), _save="Salvar")
+    response = staff.post(change_url(ticket), values)
+
+    assert response.status_code == 302 and response["Location"] == change_url(ticket)
+    page = staff.get(response["Location"])
+    assert "Um ticket tem no máximo 20 tags." in unescape(page.content.decode())
+    kept = Ticket.objects.get(pk=ticket.pk)
+    assert len(kept.tags) == 20 and "do-agente" not in kept.tags
+    assert kept.status_id == ticket.status_id
+
+
 def test_saving_without_touching_the_tags_changes_nothing(staff, organization, ticket):
     ticket_update(ticket=ticket, tags_add=["vip"])
     before = len(events(organization, EventKind.TAGS_CHANGED))

@@ -93,3 +93,18 @@ def test_the_same_json_with_other_spacing_or_key_order_is_the_same_request(partn
     assert first.status_code == retry.status_code == 201
     assert retry.json() == first.json()
     assert Ticket.objects.filter(organization=organization).count() == 1
+
+
+def test_an_answer_echoing_a_nul_is_answered_and_not_kept(partner, organization):
+    """The contract fuzzing found a 500 on PostgreSQL: the 422 naming an unknown `incluir` block echoed the NUL
+    the query sent, and jsonb cannot hold one. The refusal is answered; the key stays free, and the retry
+    answers the same refusal."""
+    path = "/api/v1/tickets?incluir=x%00"
+    first = partner.post(path, PAYLOAD, format="json", HTTP_IDEMPOTENCY_KEY="nul-1")
+    retry = partner.post(path, PAYLOAD, format="json", HTTP_IDEMPOTENCY_KEY="nul-1")
+
+    assert first.status_code == retry.status_code == 422
+    assert first.json()["errors"]["incluir"][0].startswith("Bloco desconhecido: x\x00.")
+    assert retry.json() == first.json() and "Idempotent-Replayed" not in retry
+    assert not IdempotencyRecord.objects.filter(key="nul-1").exists()
+    assert not Ticket.objects.filter(organization=organization).exists()

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from foundation.exceptions import ValidationFailed
 from helpdesk.actors import Actor
-from tickets.fields.selectors import fields_by_key
+from tickets.fields.selectors import definitions_by_key
 from tickets.fields.values import BadValue, FieldDefinition, clean
 
 
@@ -18,14 +18,17 @@ class FieldChange:
     shown_to_partner: bool
 
 
-def custom_values_clean(*, organization_id, values, actor: Actor, prefix: str = "campos") -> dict:
-    """The values a request sends (`{chave: valor | null}`), checked against the organization's fields for the
-    door that sends them, in their kept form (None clears). A partner knows only the visible fields (a hidden
-    key answers as an unknown one) and writes only those it may edit; nobody writes an inactive field. Each
-    problem is a 422 on `campos.<chave>` saying what is expected."""
+def custom_values_clean(
+    *, definitions: tuple[FieldDefinition, ...], values, actor: Actor, prefix: str = "campos"
+) -> dict:
+    """The values a request sends (`{chave: valor | null}`), checked against the organization's fields
+    (`definitions`, read once by the caller, which writes with them too) for the door that sends them, in their
+    kept form (None clears). A partner knows only the visible fields (a hidden key answers as an unknown one) and
+    writes only those it may edit; nobody writes an inactive field. Each problem is a 422 on `campos.<chave>`
+    saying what is expected."""
     if not isinstance(values, dict):
         raise ValidationFailed({prefix: ["Informe um objeto de chave para valor."]})
-    known = fields_by_key(organization_id, partner=actor.is_partner)
+    known = definitions_by_key(definitions, partner=actor.is_partner)
     errors: dict[str, list[str]] = {}
     cleaned = {}
     for key, value in values.items():

@@ -92,7 +92,11 @@ def fields_shown(organization_id, *, fresh: bool = False) -> tuple[FieldDefiniti
 def fields_by_key(organization_id, *, partner: bool, fresh: bool = False) -> dict[str, FieldDefinition]:
     """The fields a door knows by key: the partner's are the visible ones (a hidden key is an unknown one);
     agents know every field."""
-    definitions = field_definitions(organization_id, fresh=fresh)
+    return definitions_by_key(field_definitions(organization_id, fresh=fresh), partner=partner)
+
+
+def definitions_by_key(definitions: tuple[FieldDefinition, ...], *, partner: bool) -> dict[str, FieldDefinition]:
+    """fields_by_key of definitions already read."""
     return {d.key: d for d in definitions if d.visible_to_partner or not partner}
 
 
