@@ -113,6 +113,7 @@ MAX_TARGET_MINUTES = 525_600  # a year of minutes: far beyond any target, short 
 TARGETS = {"first_response": "primeira_resposta", "next_response": "proxima_resposta", "resolution": "resolucao"}
 PRIORITY_MESSAGE = "Prioridade desconhecida: use baixa, media, alta, urgente ou null (sem prioridade)."
 MINUTES_MESSAGE = f"Informe um número inteiro de minutos, de 1 a {MAX_TARGET_MINUTES}, ou null."
+TOO_MANY_POLICIES_MESSAGE = f"Informe no máximo {len(PRIORITIES)} políticas, uma por prioridade."
 NO_TARGET_MESSAGE = "Informe ao menos um prazo: primeira_resposta, proxima_resposta ou resolucao."
 
 
@@ -128,7 +129,7 @@ def policies_check(policies: list[Policy]) -> PolicySet:
     priority one of PRIORITIES and at most once, each target None or 1..MAX_TARGET_MINUTES, and at least one
     target per policy (a policy without targets says nothing: leave its priority out)."""
     if len(policies) > len(PRIORITIES):
-        raise ValidationFailed({"politicas": [f"Informe no máximo {len(PRIORITIES)} políticas, uma por prioridade."]})
+        raise ValidationFailed({"politicas": [TOO_MANY_POLICIES_MESSAGE]})
     errors: dict[str, list[str]] = {}
     seen: dict[str | None, int] = {}
     for index, policy in enumerate(policies):
