@@ -1,6 +1,10 @@
 """`GET/PUT /api/sla` (panel, api_publica:gerenciar): the organization's SLA policies through the HTTP client, the
 envelope and every 422 exactly, each writing nothing."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from helpdesk.models import AuditRecord
@@ -149,3 +153,16 @@ def test_a_body_that_is_not_an_object_is_a_400(manager):
 
     assert_error(response, 400, "JSON inválido.", "body")
     assert not SlaPolicies.objects.exists()
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sla.md"
+
+
+def test_the_example_of_docs_sla_md_answers_as_documented(manager):
+    text = DOCS.read_text()
+    request = re.search(r"```http\nPUT /api/sla\n.*?\n\n(.*?)```", text, re.S).group(1)
+    answer = re.search(r"```json\n(.*?)```", text[text.index("PUT /api/sla") :], re.S).group(1)
+
+    data = assert_success(put(manager, json.loads(request)), 200, "Políticas de SLA atualizadas.")
+
+    assert data == json.loads(answer)
