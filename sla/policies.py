@@ -6,6 +6,8 @@ from dataclasses import dataclass
 # The priorities a policy is for, in the one order the policies are kept and answered; None is the policy of a
 # ticket without priority (every ticket has one today, tickets.models.Priority; the issue asks for it anyway).
 PRIORITIES = ("baixa", "media", "alta", "urgente", None)
+# tickets.models.Priority's labels, which sla (below tickets) cannot import; a test keeps the two equal.
+PRIORITY_LABELS = {"baixa": "Baixa", "media": "Média", "alta": "Alta", "urgente": "Urgente"}
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from api_framework.fields import TextField
 from sla.calendar import Holiday, Interval
-from sla.policies import PRIORITIES, Policy
+from sla.policies import PRIORITIES, PRIORITY_LABELS, Policy
 from sla.rules import (
     HOLIDAY_NAME_MAX_LENGTH,
     MAX_HOLIDAYS,
@@ -127,7 +127,8 @@ class BusinessHoursOut(serializers.Serializer):
 
 
 # SLA policies (issue 23, part 2).
-PRIORITY_CHOICES = [priority for priority in PRIORITIES if priority is not None]
+# As tickets' Priority.choices, so the schema names this enum `Prioridade` too (ENUM_NAME_OVERRIDES).
+PRIORITY_CHOICES = list(PRIORITY_LABELS.items())
 POLICIES_HELP = (
     "As políticas da organização, no máximo uma por prioridade (baixa, media, alta, urgente e null, a dos tickets "
     "sem prioridade), na ordem baixa, media, alta, urgente, null. Lista vazia: nenhum prazo."

@@ -6,9 +6,10 @@ import pytest
 from foundation.exceptions import ValidationFailed
 from helpdesk.models import AuditRecord
 from sla.models import SlaPolicies
-from sla.policies import NO_POLICIES, Policy, PolicySet
+from sla.policies import NO_POLICIES, PRIORITIES, PRIORITY_LABELS, Policy, PolicySet
 from sla.selectors import sla_policies
 from sla.services import sla_policies_set
+from tickets.models import Priority
 
 MINUTES = "Informe um número inteiro de minutos, de 1 a 525600, ou null."
 
@@ -150,3 +151,8 @@ def test_more_policies_than_priorities_are_refused(organization):
     policies = [Policy(p, 60) for p in ("baixa", "media", "alta", "urgente", None, "baixa")]
 
     assert refused(organization, policies) == {"politicas": ["Informe no máximo 5 políticas, uma por prioridade."]}
+
+
+def test_the_priorities_are_the_tickets_and_none():
+    assert (*Priority.values, None) == PRIORITIES
+    assert dict(Priority.choices) == PRIORITY_LABELS
