@@ -190,17 +190,17 @@ class PoliciesIn(serializers.Serializer):
     )
 
 
+def _target_out(name: str) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        allow_null=True, min_value=1, max_value=MAX_TARGET_MINUTES, help_text=TARGET_HELP[name] + MINUTES_HELP
+    )
+
+
 class PolicyOut(serializers.Serializer):
     prioridade = serializers.ChoiceField(choices=PRIORITY_CHOICES, allow_null=True, help_text=PRIORITY_HELP)
-    primeira_resposta = serializers.IntegerField(
-        allow_null=True, min_value=1, max_value=MAX_TARGET_MINUTES, help_text=TARGET_HELP["primeira_resposta"]
-    )
-    proxima_resposta = serializers.IntegerField(
-        allow_null=True, min_value=1, max_value=MAX_TARGET_MINUTES, help_text=TARGET_HELP["proxima_resposta"]
-    )
-    resolucao = serializers.IntegerField(
-        allow_null=True, min_value=1, max_value=MAX_TARGET_MINUTES, help_text=TARGET_HELP["resolucao"]
-    )
+    primeira_resposta = _target_out("primeira_resposta")
+    proxima_resposta = _target_out("proxima_resposta")
+    resolucao = _target_out("resolucao")
 
 
 class PoliciesOut(serializers.Serializer):

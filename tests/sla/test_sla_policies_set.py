@@ -86,6 +86,14 @@ def test_a_change_drops_the_cached_set(organization):
     assert sla_policies(organization.pk).policy_for("media") == Policy("media", resolution=960)
 
 
+def test_a_warm_read_costs_no_query(organization, django_assert_num_queries):
+    sla_policies_set(organization=organization, policies=[Policy("urgente", 15)])
+    sla_policies(organization.pk)
+
+    with django_assert_num_queries(0):
+        assert sla_policies(organization.pk).policy_for("urgente") == Policy("urgente", 15)
+
+
 def test_an_empty_list_clears_every_policy(organization):
     sla_policies_set(organization=organization, policies=[Policy("media", 60)])
 
