@@ -115,6 +115,7 @@ AUDIT_ACTIONS = (
     "organizacao.suspensa",
     "resposta.editada",
     "resposta.publicada",
+    "sla.politicas_alteradas",
     "status.atualizado",
     "status.criado",
     "status.excluido",
@@ -149,6 +150,7 @@ AUDIT_RESOURCE_TYPES = (
     "usuario",
     "campo",
     "horario_atendimento",
+    "sla",
 )
 
 

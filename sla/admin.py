@@ -1,7 +1,8 @@
-"""The admin's business hours: the organization's one calendar, for whoever holds api_publica:gerenciar (as the
-panel's `/api/horario-atendimento`), written through sla.services with sla.rules' checks shown on the form.
-Intervals and holidays are typed one a line, as a support lead writes them: `seg 08:00-12:00`, `2026-12-25
-Natal`."""
+"""The admin's business hours and SLA policies: the organization's one calendar and one policy set, for whoever
+holds api_publica:gerenciar (as the panel's `/api/horario-atendimento` and `/api/sla`), written through
+sla.services with sla.rules' checks shown on the form. Intervals and holidays are typed one a line, as a support
+lead writes them: `seg 08:00-12:00`, `2026-12-25 Natal`; policies are a grid, a priority a row and a target a
+column, in minutes."""
 
 import re
 
@@ -12,10 +13,11 @@ from foundation.exceptions import ValidationFailed
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from sla.calendar import DEFAULT_TIME_ZONE, Holiday, Interval
-from sla.models import BusinessHours
-from sla.rules import calendar_check, clock_minutes, clock_text, iso_date
-from sla.selectors import calendar_of_row
-from sla.services import business_hours_set
+from sla.models import BusinessHours, SlaPolicies
+from sla.policies import PRIORITIES, Policy
+from sla.rules import MAX_TARGET_MINUTES, TARGETS, calendar_check, clock_minutes, clock_text, iso_date, policies_check
+from sla.selectors import calendar_of_row, policies_of_row
+from sla.services import business_hours_set, sla_policies_set
 
 DAY_NAMES = ("seg", "ter", "qua", "qui", "sex", "sab", "dom")
 _DAY_ALIASES = {name: weekday for weekday, name in enumerate(DAY_NAMES)} | {"sáb": 5}
@@ -127,15 +129,12 @@ class BusinessHoursAdminForm(forms.ModelForm):
         return holidays, numbers
 
 
-@admin.register(BusinessHours)
-class BusinessHoursAdmin(OrganizationScopedAdmin):
-    """One calendar per organization; without one the organization works 24x7 in America/Sao_Paulo."""
+class OnePerOrganizationAdmin(OrganizationScopedAdmin):
+    """A row the organization has at most one of, for staff holding api_publica:gerenciar (as the API): added
+    once by the organization's own staff, never deleted (the default is a change away, audited like any)."""
 
-    form = BusinessHoursAdminForm
     model_permissions = False
-    refused = ("delete",)  # an empty week in São Paulo is the default again, and is audited like any change
-    list_display = ["__str__", "time_zone", "updated_at"]
-    fields = ["time_zone", "intervals_text", "holidays_text"]
+    refused = ("delete",)
 
     def may_use(self, request) -> bool:
         return self._staff_of_an_organization(request) and (
@@ -143,13 +142,28 @@ class BusinessHoursAdmin(OrganizationScopedAdmin):
         )
 
     def has_add_permission(self, request):
-        # The adding user's organization's calendar, once: superusers, who have none, add nothing.
+        # The adding user's organization's row, once: superusers, who have none, add nothing.
         organization_id = user_organization_id(request)
         return (
             super().has_add_permission(request)
             and organization_id is not None
-            and not BusinessHours.objects.filter(organization_id=organization_id).exists()
+            and not self.model.objects.filter(organization_id=organization_id).exists()
         )
+
+    def _keep_pk(self, obj, organization) -> None:
+        """The service wrote (or kept) the organization's row: the admin's redirect and message name it."""
+        stored = self.model.objects.filter(organization=organization).first()
+        if stored is not None:
+            obj.pk = stored.pk
+
+
+@admin.register(BusinessHours)
+class BusinessHoursAdmin(OnePerOrganizationAdmin):
+    """One calendar per organization; without one the organization works 24x7 in America/Sao_Paulo."""
+
+    form = BusinessHoursAdminForm
+    list_display = ["__str__", "time_zone", "updated_at"]
+    fields = ["time_zone", "intervals_text", "holidays_text"]
 
     def save_model(self, request, obj, form, change):
         organization = obj.organization if change else request.user.organization
@@ -159,6 +173,106 @@ class BusinessHoursAdmin(OrganizationScopedAdmin):
             intervals=form.cleaned_data["intervals"],
             holidays=form.cleaned_data["holidays"],
         )
-        stored = BusinessHours.objects.filter(organization=organization).first()
-        if stored is not None:
-            obj.pk = stored.pk
+        self._keep_pk(obj, organization)
+
+
+# SLA policies: a row of the grid per priority (its field names' prefix), a column per target.
+PRIORITY_ROWS = {
+    "baixa": "Prioridade baixa",
+    "media": "Prioridade média",
+    "alta": "Prioridade alta",
+    "urgente": "Prioridade urgente",
+    None: "Tickets sem prioridade",
+}
+TARGET_LABELS = {"first_response": "Primeira resposta", "next_response": "Próxima resposta", "resolution": "Resolução"}
+ADMIN_MINUTES_MESSAGE = f"Informe um número inteiro de minutos, de 1 a {MAX_TARGET_MINUTES}, ou deixe em branco."
+
+
+def policy_field(priority: str | None, target: str) -> str:
+    return f"{priority or 'sem_prioridade'}_{target}"
+
+
+def _minutes_field(label: str) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=label,
+        required=False,
+        min_value=1,
+        max_value=MAX_TARGET_MINUTES,
+        error_messages={key: ADMIN_MINUTES_MESSAGE for key in ("invalid", "min_value", "max_value")},
+        widget=forms.NumberInput(attrs={"style": "width: 8em"}),
+    )
+
+
+class _SlaPoliciesGrid(forms.ModelForm):
+    """A field per priority and target, in minutes (declared below, SlaPoliciesAdminForm); a priority with every
+    target blank has no policy."""
+
+    class Meta:
+        model = SlaPolicies
+        fields: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        policy_set = policies_of_row(None if self.instance._state.adding else self.instance)
+        for priority in PRIORITIES:
+            policy = policy_set.policy_for(priority)
+            for target in TARGETS:
+                self.initial[policy_field(priority, target)] = getattr(policy, target) if policy else None
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        policies = []
+        for priority in PRIORITIES:
+            targets = {target: cleaned.get(policy_field(priority, target)) for target in TARGETS}
+            if any(value is not None for value in targets.values()):
+                policies.append(Policy(priority, **targets))
+        # The grid already keeps sla.rules (a priority once, 1..MAX_TARGET_MINUTES, a target at least): checked
+        # again so a rule added there is shown on the form, not as a 500 from the service.
+        try:
+            policies_check(policies)
+        except ValidationFailed as error:
+            self.add_error(
+                None, [f"{key}: {message}" for key, messages in error.errors.items() for message in messages]
+            )
+        cleaned["policies"] = policies
+        return cleaned
+
+
+# The grid's fields are declared on the class (ModelAdmin builds the form from its fieldsets' names).
+SlaPoliciesAdminForm = type(
+    "SlaPoliciesAdminForm",
+    (_SlaPoliciesGrid,),
+    {
+        policy_field(priority, target): _minutes_field(label)
+        for priority in PRIORITIES
+        for target, label in TARGET_LABELS.items()
+    },
+)
+
+
+@admin.register(SlaPolicies)
+class SlaPoliciesAdmin(OnePerOrganizationAdmin):
+    """One policy set per organization: targets in business minutes per priority (docs/sla.md)."""
+
+    form = SlaPoliciesAdminForm
+    list_display = ["__str__", "updated_at"]
+    fieldsets = [
+        (
+            PRIORITY_ROWS[priority],
+            {
+                "fields": [tuple(policy_field(priority, target) for target in TARGET_LABELS)],
+                "description": (
+                    "Prazos em minutos de horário de atendimento (4 horas = 240; um dia útil de 9 horas = 540). "
+                    "Em branco: sem esse prazo; tudo em branco: sem política para esta prioridade."
+                ),
+            },
+        )
+        for priority in PRIORITIES
+    ]
+
+    def save_model(self, request, obj, form, change):
+        organization = obj.organization if change else request.user.organization
+        sla_policies_set(organization=organization, policies=form.cleaned_data["policies"])
+        self._keep_pk(obj, organization)

@@ -29,3 +29,27 @@ class BusinessHours(models.Model):
 
     def __str__(self) -> str:
         return f"Horário de atendimento ({self.time_zone})"
+
+
+class SlaPolicies(models.Model):
+    """An organization's SLA policies (`politicas`): targets in business minutes per ticket priority. At most one
+    row per organization; without one (or with an empty list) the organization has no targets. Kept whole in JSON
+    like its business hours: always read and written whole, five entries at most; written only by sla.services
+    (docs/decisions.md, "SLA policies")."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.OneToOneField(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="sla_policies"
+    )
+    # [{"priority": "baixa" | "media" | "alta" | "urgente" | None, "first_response": minutes | None,
+    #   "next_response": minutes | None, "resolution": minutes | None}], in sla.policies.PRIORITIES' order.
+    policies = models.JSONField("políticas", default=list, blank=True)
+    created_at = models.DateTimeField("criado em", auto_now_add=True)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "políticas de SLA"
+        verbose_name_plural = "políticas de SLA"
+
+    def __str__(self) -> str:
+        return "Políticas de SLA"

@@ -1,6 +1,6 @@
 """What a calendar may hold, checked once for every door (the panel's PUT, the admin): the 422s of
-`horario_atendimento`, named as the API names its fields (`fuso_horario`, `intervalos.<i>`, `feriados.<i>.data`).
-Pure functions: no query."""
+`horario_atendimento`, named as the API names its fields (`fuso_horario`, `intervalos.<i>`, `feriados.<i>.data`),
+and those of the SLA policies (`politicas.<i>.prioridade`). Pure functions: no query."""
 
 import re
 from datetime import date
@@ -9,6 +9,7 @@ from zoneinfo import available_timezones
 
 from foundation.exceptions import ValidationFailed
 from sla.calendar import MINUTES_PER_DAY, BusinessCalendar, Holiday, Interval
+from sla.policies import PRIORITIES, Policy, PolicySet
 
 MAX_INTERVALS = 50
 MAX_HOLIDAYS = 366
@@ -105,3 +106,46 @@ def _holiday_problems(holidays: list[Holiday]) -> dict[str, list[str]]:
                 f"Certifique-se de que este campo não tenha mais de {HOLIDAY_NAME_MAX_LENGTH} caracteres."
             ]
     return errors
+
+
+# SLA policies (issue 23, part 2).
+MAX_TARGET_MINUTES = 525_600  # a year of minutes: far beyond any target, short of any overflow in deadline sums
+TARGETS = {"first_response": "primeira_resposta", "next_response": "proxima_resposta", "resolution": "resolucao"}
+PRIORITY_MESSAGE = "Prioridade desconhecida: use baixa, media, alta, urgente ou null (sem prioridade)."
+MINUTES_MESSAGE = f"Informe um número inteiro de minutos, de 1 a {MAX_TARGET_MINUTES}, ou null."
+TOO_MANY_POLICIES_MESSAGE = f"Informe no máximo {len(PRIORITIES)} políticas, uma por prioridade."
+NO_TARGET_MESSAGE = "Informe ao menos um prazo: primeira_resposta, proxima_resposta ou resolucao."
+
+
+def target_minutes_valid(value) -> bool:
+    """A target: None, or a whole number of minutes 1..MAX_TARGET_MINUTES (never a bool, a float or a text)."""
+    return value is None or (
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_TARGET_MINUTES
+    )
+
+
+def policies_check(policies: list[Policy]) -> PolicySet:
+    """The policy set these policies make, in PRIORITIES' order, or a ValidationFailed naming every problem: a
+    priority one of PRIORITIES and at most once, each target None or 1..MAX_TARGET_MINUTES, and at least one
+    target per policy (a policy without targets says nothing: leave its priority out)."""
+    if len(policies) > len(PRIORITIES):
+        raise ValidationFailed({"politicas": [TOO_MANY_POLICIES_MESSAGE]})
+    errors: dict[str, list[str]] = {}
+    seen: dict[str | None, int] = {}
+    for index, policy in enumerate(policies):
+        name = f"politicas.{index}"
+        if policy.priority not in PRIORITIES:
+            errors[f"{name}.prioridade"] = [PRIORITY_MESSAGE]
+        elif policy.priority in seen:
+            errors[f"{name}.prioridade"] = [f"Prioridade repetida: já está em politicas.{seen[policy.priority]}."]
+        else:
+            seen[policy.priority] = index
+        targets = {field: getattr(policy, field) for field in TARGETS}
+        for field, value in targets.items():
+            if not target_minutes_valid(value):
+                errors[f"{name}.{TARGETS[field]}"] = [MINUTES_MESSAGE]
+        if all(value is None for value in targets.values()):
+            errors[name] = [NO_TARGET_MESSAGE]
+    if errors:
+        raise ValidationFailed(errors)
+    return PolicySet(tuple(sorted(policies, key=lambda policy: PRIORITIES.index(policy.priority))))

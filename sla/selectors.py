@@ -1,22 +1,59 @@
-"""Reads of business hours: an organization's calendar, loaded once and cached (SLA deadlines will ask for it on
-every ticket write and answer), and the stored row it comes from."""
+"""Reads of business hours and SLA policies: an organization's calendar and its policy set, each loaded once and
+cached (SLA deadlines will ask for both on every ticket write and answer), and the stored rows they come from."""
 
 import logging
+from collections.abc import Callable
 from datetime import date
 
 from django.core.cache import cache
 from django.db import transaction
 
 from sla.calendar import DEFAULT_CALENDAR, BusinessCalendar, Holiday, Interval
-from sla.models import BusinessHours
+from sla.models import BusinessHours, SlaPolicies
+from sla.policies import NO_POLICIES, Policy, PolicySet
 
 logger = logging.getLogger(__name__)
 
 CALENDAR_CACHE_SECONDS = 300
+POLICIES_CACHE_SECONDS = 300
 
 
 def _cache_key(organization_id) -> str:
     return f"sla:business-hours:{organization_id}"
+
+
+def _policies_cache_key(organization_id) -> str:
+    return f"sla:policies:{organization_id}"
+
+
+def _cached(key: str, load: Callable, seconds: int):
+    """The cached value, or `load()` kept for next time; the database answers when the cache is down."""
+    try:
+        cached = cache.get(key)
+    except Exception:  # the cache is an accelerator
+        logger.warning("cache unavailable for %s", key, exc_info=True)
+        cached = None
+    if cached is not None:
+        return cached
+    value = load()
+    try:
+        cache.set(key, value, seconds)
+    except Exception:
+        logger.warning("cache unavailable for %s", key, exc_info=True)
+    return value
+
+
+def _forget(key: str) -> None:
+    """Now, and again once the change commits: a read racing with the change cannot keep the old value."""
+
+    def forget() -> None:
+        try:
+            cache.delete(key)
+        except Exception:
+            logger.warning("could not drop the cached %s", key, exc_info=True)
+
+    forget()
+    transaction.on_commit(forget)
 
 
 def calendar_of_row(row: BusinessHours | None) -> BusinessCalendar:
@@ -39,30 +76,39 @@ def business_calendar(organization_id, *, fresh: bool = False) -> BusinessCalend
     `fresh`; the database answers when the cache is down."""
     if fresh:
         return calendar_of_row(business_hours_row(organization_id))
-    key = _cache_key(organization_id)
-    try:
-        cached = cache.get(key)
-    except Exception:  # the cache is an accelerator
-        logger.warning("cache unavailable for %s", key, exc_info=True)
-        cached = None
-    if cached is not None:
-        return cached
-    calendar = calendar_of_row(business_hours_row(organization_id))
-    try:
-        cache.set(key, calendar, CALENDAR_CACHE_SECONDS)
-    except Exception:
-        logger.warning("cache unavailable for %s", key, exc_info=True)
-    return calendar
+    return _cached(
+        _cache_key(organization_id),
+        lambda: calendar_of_row(business_hours_row(organization_id)),
+        CALENDAR_CACHE_SECONDS,
+    )
 
 
 def business_calendar_forget(organization_id) -> None:
-    """Now, and again once the change commits: a read racing with the change cannot keep the old calendar."""
+    _forget(_cache_key(organization_id))
 
-    def forget() -> None:
-        try:
-            cache.delete(_cache_key(organization_id))
-        except Exception:
-            logger.warning("could not drop the cached business hours of %s", organization_id, exc_info=True)
 
-    forget()
-    transaction.on_commit(forget)
+def policies_of_row(row: SlaPolicies | None) -> PolicySet:
+    """The policy set a stored row holds (kept in order by sla.services); none without one."""
+    if row is None:
+        return NO_POLICIES
+    return PolicySet(tuple(Policy(**policy) for policy in row.policies))
+
+
+def sla_policies_row(organization_id) -> SlaPolicies | None:
+    return SlaPolicies.objects.filter(organization_id=organization_id).first()
+
+
+def sla_policies(organization_id, *, fresh: bool = False) -> PolicySet:
+    """The organization's SLA policies (`.policy_for(priority)`). From the cache (forgotten by every write,
+    sla_policies_forget) unless `fresh`; the database answers when the cache is down."""
+    if fresh:
+        return policies_of_row(sla_policies_row(organization_id))
+    return _cached(
+        _policies_cache_key(organization_id),
+        lambda: policies_of_row(sla_policies_row(organization_id)),
+        POLICIES_CACHE_SECONDS,
+    )
+
+
+def sla_policies_forget(organization_id) -> None:
+    _forget(_policies_cache_key(organization_id))

@@ -1,13 +1,15 @@
-"""Every write of business hours (the panel's `PUT /api/horario-atendimento`, the admin)."""
+"""Every write of business hours (the panel's `PUT /api/horario-atendimento`, the admin) and of SLA policies
+(`PUT /api/sla`, the admin)."""
 
 from django.db import transaction
 
 from helpdesk.audit import audit_record, change
 from helpdesk.models import Organization
 from sla.calendar import BusinessCalendar, Holiday, Interval
-from sla.models import BusinessHours
-from sla.rules import calendar_check, clock_text
-from sla.selectors import business_calendar_forget, calendar_of_row
+from sla.models import BusinessHours, SlaPolicies
+from sla.policies import Policy, PolicySet
+from sla.rules import TARGETS, calendar_check, clock_text, policies_check
+from sla.selectors import business_calendar_forget, calendar_of_row, policies_of_row, sla_policies_forget
 
 
 def calendar_payload(calendar: BusinessCalendar) -> dict:
@@ -52,3 +54,45 @@ def business_hours_set(
         )
         business_calendar_forget(organization.pk)
     return calendar
+
+
+def policies_payload(policy_set: PolicySet) -> dict:
+    """A policy set as the API and the audit trail write it."""
+    return {
+        "politicas": [
+            {"prioridade": policy.priority} | {name: getattr(policy, field) for field, name in TARGETS.items()}
+            for policy in policy_set.policies
+        ]
+    }
+
+
+def sla_policies_set(*, organization: Organization, policies: list[Policy]) -> PolicySet:
+    """The organization's SLA policies replaced whole (checked by sla.rules first: a 422 writes nothing). The set
+    already kept (in any order) writes nothing and records nothing; a change is audited (`sla.politicas_alteradas`,
+    the whole set as {antes, depois}) and drops the cached set. Deadlines of running tickets are not touched here:
+    retargeting them comes with the SLA clock (issue 23, part 3)."""
+    policy_set = policies_check(policies)
+    with transaction.atomic(savepoint=False):
+        # The organization's row lock serialises two first writes, which would both insert.
+        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        row = SlaPolicies.objects.select_for_update().filter(organization=organization).first()
+        before = policies_of_row(row)
+        if before == policy_set:  # no row and an empty list included
+            return policy_set
+        row = row or SlaPolicies(organization=organization)
+        row.policies = [
+            {"priority": policy.priority} | {field: getattr(policy, field) for field in TARGETS}
+            for policy in policy_set.policies
+        ]
+        row.save()
+        audit_record(
+            "sla.politicas_alteradas",
+            organization_id=organization.pk,
+            resource_type="sla",
+            resource_id=organization.pk,
+            changes={
+                "politicas": change(policies_payload(before)["politicas"], policies_payload(policy_set)["politicas"])
+            },
+        )
+        sla_policies_forget(organization.pk)
+    return policy_set

@@ -15,7 +15,7 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from sla.models import BusinessHours
+from sla.models import BusinessHours, SlaPolicies
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
 from tickets.models import (
@@ -126,6 +126,7 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "custom_fields": CustomField.objects.filter(organization=organization),
         "custom_field_values": TicketFieldValue.objects.filter(ticket__organization=organization),
         "business_hours": BusinessHours.objects.filter(organization=organization),
+        "sla_policies": SlaPolicies.objects.filter(organization=organization),
     }
     return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 

@@ -20,7 +20,8 @@ from helpdesk.models import Agent, Organization, User
 from integrations.authentication import ApiKeyAuthentication
 from integrations.models import ApiCredential, Webhook, WebhookDelivery
 from sla.calendar import Holiday, Interval
-from sla.services import business_hours_set
+from sla.policies import Policy
+from sla.services import business_hours_set, sla_policies_set
 from tests.assertions import bearer_client, organization_snapshot, panel_client
 from tests.contract import ALL_EVENTS
 from tests.factories import (
@@ -237,6 +238,12 @@ class Tenant:
         return found
 
 
+def tenant_sla_minutes(label: str) -> tuple[int, int, int]:
+    """The targets of a tenant's `alta` policy: numbers of its own (acme 11, 111, 1111; another 22, 222, 2222)."""
+    digit = 1 if label == "acme" else 2
+    return digit * 11, digit * 111, digit * 1111
+
+
 def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> Tenant:
     """Made through the services; needs the `example_dns` fixture for the webhook's https URL."""
     marker = f"{label.upper()}-CONFIDENCIAL"
@@ -277,6 +284,8 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         intervals=[Interval(weekday, 8 * 60, 18 * 60) for weekday in range(5)],
         holidays=[Holiday(date(2026, 12, 25), f"Natal {marker}")],
     )
+    # And its own SLA policies: minutes are its marker (no text to carry one).
+    sla_policies_set(organization=organization, policies=[Policy("alta", *tenant_sla_minutes(label)), Policy(None, 1)])
     customer_reply = make_customer_reply(first, body=f"Cliente {marker}")
     note, [note_attachment] = reply_create_with_attachments(
         ticket=first,
@@ -383,6 +392,7 @@ BODIES = {
         "intervalos": [{"dia_semana": 0, "inicio": "09:00", "fim": "17:00"}],
         "feriados": [{"data": "2026-12-25", "nome": "Intrusão"}],
     },
+    "PUT /api/sla": lambda world: {"politicas": [{"prioridade": "urgente", "primeira_resposta": 7}]},
     "PATCH /api/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
 }
 
@@ -437,6 +447,8 @@ SUCCESS = {
     "DELETE /api/campos/{id}": (200, "Campo excluído."),
     "GET /api/horario-atendimento": (200, "Horário de atendimento encontrado."),
     "PUT /api/horario-atendimento": (200, "Horário de atendimento atualizado."),
+    "GET /api/sla": (200, "Políticas de SLA encontradas."),
+    "PUT /api/sla": (200, "Políticas de SLA atualizadas."),
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 from helpdesk.models import Agent, AuditRecord
 from integrations.models import WebhookDelivery, WebhookEvent
 from tests.assertions import assert_success
-from tests.authorization import MANAGEMENT, PANEL, PARTNER, operations
+from tests.authorization import MANAGEMENT, PANEL, PARTNER, operations, tenant_sla_minutes
 from tests.factories import credential_of, make_agent_reply, make_ticket, status_of
 from tickets.models import TicketStatus
 from tickets.services import RequesterData, ticket_update
@@ -178,6 +178,28 @@ def test_business_hours_are_only_the_callers(world):
         assert other.marker not in response.content.decode()
 
 
+def test_sla_policies_are_only_the_callers(world):
+    """Each organization reads its own policies (its `alta` targets are its own numbers, never the other's), and
+    B's PUT changes B's alone (the matrix's collection test compares A's rows too)."""
+    for tenant, other in ((world.b, world.a), (world.a, world.b)):
+        response = tenant.client(MANAGEMENT).get("/api/sla")
+
+        data = assert_success(response, 200, "Políticas de SLA encontradas.")
+        first, following, resolution = tenant_sla_minutes("acme" if tenant is world.a else "globex")
+        assert data == {
+            "politicas": [
+                {
+                    "prioridade": "alta",
+                    "primeira_resposta": first,
+                    "proxima_resposta": following,
+                    "resolucao": resolution,
+                },
+                {"prioridade": None, "primeira_resposta": 1, "proxima_resposta": None, "resolucao": None},
+            ]
+        }
+        assert str(tenant_sla_minutes("acme" if other is world.a else "globex")[2]) not in response.content.decode()
+
+
 def test_a_field_filter_finds_only_the_callers_tickets_with_the_same_key(world):
     """Both organizations have a field `pedido`: each filter reads the caller's field, never the other's values."""
     for tenant, other in ((world.b, world.a), (world.a, world.b)):
@@ -341,6 +363,7 @@ LIST_TESTS = {
     "/api/webhooks": test_webhook_list_has_only_the_callers_webhooks,
     "/api/campos": test_custom_field_list_has_only_the_callers_fields,
     "/api/horario-atendimento": test_business_hours_are_only_the_callers,
+    "/api/sla": test_sla_policies_are_only_the_callers,
     "/api/webhooks/{id}/entregas": test_delivery_list_of_the_callers_webhook_has_only_its_deliveries,
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,

@@ -46,6 +46,7 @@ ROUTES = {
     "/api/campos": ("GET", "POST"),
     "/api/campos/{id}": ("DELETE", "PATCH"),
     "/api/horario-atendimento": ("GET", "PUT"),  # issue 23: business hours
+    "/api/sla": ("GET", "PUT"),  # issue 23: SLA policies
 }
 
 

@@ -1,13 +1,26 @@
-"""Business hours through the panel's API (`/api/horario-atendimento`): the body of a PUT, and what both methods
-answer in `data`. The shapes of each value are checked here (a 422 on `intervalos.<i>.inicio`); the calendar's
-rules (inverted or overlapping intervals, repeated dates, sizes, the zone) by sla.rules, for every door."""
+"""Business hours (`/api/horario-atendimento`) and SLA policies (`/api/sla`) through the panel's API: the body of
+a PUT, and what both methods answer in `data`. The shapes of each value are checked here (a 422 on
+`intervalos.<i>.inicio`, `politicas.<i>.resolucao`); the rules between values (inverted or overlapping intervals,
+repeated dates or priorities, sizes, the zone, a policy without targets) by sla.rules, for every door."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api_framework.fields import TextField
 from sla.calendar import Holiday, Interval
-from sla.rules import HOLIDAY_NAME_MAX_LENGTH, MAX_HOLIDAYS, MAX_INTERVALS, clock_minutes, iso_date
+from sla.policies import PRIORITIES, PRIORITY_LABELS, Policy
+from sla.rules import (
+    HOLIDAY_NAME_MAX_LENGTH,
+    MAX_HOLIDAYS,
+    MAX_INTERVALS,
+    MAX_TARGET_MINUTES,
+    MINUTES_MESSAGE,
+    PRIORITY_MESSAGE,
+    TOO_MANY_POLICIES_MESSAGE,
+    clock_minutes,
+    iso_date,
+    target_minutes_valid,
+)
 
 CLOCK_PATTERN = r"^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
@@ -111,3 +124,86 @@ class BusinessHoursOut(serializers.Serializer):
     fuso_horario = serializers.CharField(help_text=ZONE_HELP)
     intervalos = IntervalOut(many=True, help_text=INTERVALS_HELP)
     feriados = HolidayOut(many=True, help_text=HOLIDAYS_HELP)
+
+
+# SLA policies (issue 23, part 2).
+# As tickets' Priority.choices, so the schema names this enum `Prioridade` too (ENUM_NAME_OVERRIDES).
+PRIORITY_CHOICES = list(PRIORITY_LABELS.items())
+POLICIES_HELP = (
+    "As políticas da organização, no máximo uma por prioridade (baixa, media, alta, urgente e null, a dos tickets "
+    "sem prioridade), na ordem baixa, media, alta, urgente, null. Lista vazia: nenhum prazo."
+)
+PRIORITY_HELP = "baixa, media, alta, urgente, ou null: a política dos tickets sem prioridade."
+TARGET_HELP = {
+    "primeira_resposta": "Da criação do ticket à primeira resposta pública de um atendente",
+    "proxima_resposta": "De cada resposta do cliente à resposta pública seguinte de um atendente",
+    "resolucao": "Da criação do ticket à resolução",
+}
+MINUTES_HELP = f", em minutos de horário de atendimento (1 a {MAX_TARGET_MINUTES}); null: sem esse prazo."
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_TARGET_MINUTES, "nullable": True})
+class TargetMinutesField(serializers.Field):
+    """Whole business minutes, 1..MAX_TARGET_MINUTES, or null; never "30", 30.0 nor true."""
+
+    default_error_messages = {"invalid": MINUTES_MESSAGE}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, default=None, **kwargs)
+
+    def to_internal_value(self, data):
+        if not target_minutes_valid(data):
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class PolicyIn(serializers.Serializer):
+    # `prioridade` is required (null is a priority of its own); an absent target is null, no such target.
+    prioridade = serializers.ChoiceField(
+        choices=PRIORITY_CHOICES,
+        allow_null=True,
+        error_messages={"invalid_choice": PRIORITY_MESSAGE},
+        help_text=PRIORITY_HELP,
+    )
+    primeira_resposta = TargetMinutesField(help_text=TARGET_HELP["primeira_resposta"] + MINUTES_HELP)
+    proxima_resposta = TargetMinutesField(help_text=TARGET_HELP["proxima_resposta"] + MINUTES_HELP)
+    resolucao = TargetMinutesField(help_text=TARGET_HELP["resolucao"] + MINUTES_HELP)
+
+    def to_internal_value(self, data):
+        values = super().to_internal_value(data)
+        return Policy(
+            values["prioridade"], values["primeira_resposta"], values["proxima_resposta"], values["resolucao"]
+        )
+
+
+class PoliciesIn(serializers.Serializer):
+    # The whole set (a PUT replaces it): `politicas` required, the list may be empty.
+    politicas = serializers.ListField(
+        source="policies",
+        child=PolicyIn(),
+        max_length=len(PRIORITIES),
+        error_messages={"max_length": TOO_MANY_POLICIES_MESSAGE},
+        help_text=POLICIES_HELP,
+    )
+
+
+def _target_out(name: str) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        allow_null=True, min_value=1, max_value=MAX_TARGET_MINUTES, help_text=TARGET_HELP[name] + MINUTES_HELP
+    )
+
+
+class PolicyOut(serializers.Serializer):
+    prioridade = serializers.ChoiceField(choices=PRIORITY_CHOICES, allow_null=True, help_text=PRIORITY_HELP)
+    primeira_resposta = _target_out("primeira_resposta")
+    proxima_resposta = _target_out("proxima_resposta")
+    resolucao = _target_out("resolucao")
+
+
+class PoliciesOut(serializers.Serializer):
+    # sla.services.policies_payload, described: in the order baixa, media, alta, urgente, null.
+
+    politicas = PolicyOut(many=True, help_text=POLICIES_HELP)

@@ -1,9 +1,9 @@
-"""OpenAPI documentation of sla.api.views: the organization's business hours (panel)."""
+"""OpenAPI documentation of sla.api.views: the organization's business hours and SLA policies (panel)."""
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from api_framework.schema import envelope
-from sla.api.serializers import BusinessHoursIn, BusinessHoursOut
+from sla.api.serializers import BusinessHoursIn, BusinessHoursOut, PoliciesIn, PoliciesOut
 
 TAGS = ["Painel: horário de atendimento"]
 
@@ -30,5 +30,34 @@ business_hours_docs = extend_schema_view(
         ),
         request=BusinessHoursIn,
         responses={200: envelope("HorarioAtendimentoAtualizado", BusinessHoursOut)},
+    ),
+)
+
+POLICY_TAGS = ["Painel: políticas de SLA"]
+
+sla_policies_docs = extend_schema_view(
+    retrieve=extend_schema(
+        operation_id="sla_policies_read",
+        tags=POLICY_TAGS,
+        description=(
+            "As políticas de SLA da organização: para cada prioridade (e `null`, a dos tickets sem prioridade), os "
+            "prazos em minutos de horário de atendimento (`GET /api/horario-atendimento`), na ordem baixa, media, "
+            "alta, urgente, null. Prioridade sem política não aparece; sem políticas, a lista é vazia."
+        ),
+        responses={200: envelope("PoliticasSla", PoliciesOut)},
+    ),
+    update=extend_schema(
+        operation_id="sla_policies_update",
+        tags=POLICY_TAGS,
+        description=(
+            "Substitui o conjunto inteiro de políticas (`politicas` é obrigatório; a lista vazia remove todas). Em "
+            "cada política `prioridade` é obrigatória (pode ser null); um prazo ausente é null, sem esse prazo. "
+            "Erros 422: `politicas.<i>.prioridade` desconhecida ou repetida (a mensagem nomeia a outra); "
+            "`politicas.<i>.primeira_resposta`, `.proxima_resposta` ou `.resolucao` que não seja um número inteiro "
+            "de 1 a 525600 ou null; `politicas.<i>` sem nenhum prazo; mais de 5 políticas. Enviar as políticas que "
+            "já valem não grava nada."
+        ),
+        request=PoliciesIn,
+        responses={200: envelope("PoliticasSlaAtualizadas", PoliciesOut)},
     ),
 )

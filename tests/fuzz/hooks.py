@@ -71,7 +71,7 @@ class PartnerKey:
 
 
 @schemathesis.auth(refresh_interval=600).apply_to(
-    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos|horario-atendimento)(/.*)?$"
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos|horario-atendimento|sla)(/.*)?$"
 )
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""
@@ -272,6 +272,24 @@ def _minutes(clock: str) -> int:
     return int(hours) * 60 + int(minutes)
 
 
+_TARGETS = ("primeira_resposta", "proxima_resposta", "resolucao")
+
+
+def _sla_policies(body: dict, draw: bytes) -> dict:
+    """A policy set sla.rules accepts: each priority once (the first generated policy of it kept), and a policy
+    the schema let through without any target given one (a schema cannot say either)."""
+    if draw[0] >= 200 or not isinstance(body.get("politicas"), list):
+        return {}
+    kept = {}
+    for policy in body["politicas"]:
+        if not isinstance(policy, dict) or "prioridade" not in policy or policy["prioridade"] in kept:
+            continue
+        if all(policy.get(target) is None for target in _TARGETS):
+            policy = {**policy, _TARGETS[draw[1] % 3]: 1 + draw[2] * 60}
+        kept[policy["prioridade"]] = policy
+    return {"politicas": list(kept.values())}
+
+
 # Real files for positive uploads: random bytes are rarely a type the service takes (a 415 a schema
 # cannot foresee), and an empty file is a 422. A PNG and a text file, as the fixtures wrote them.
 _FILES = [bytes.fromhex(content) for content in FIXTURES["upload_files"]]
@@ -300,6 +318,7 @@ BODY_VALUES = {
     "POST /api/campos": _custom_field,
     "PATCH /api/campos/{id}": _custom_field_update,
     "PUT /api/horario-atendimento": _business_hours,
+    "PUT /api/sla": _sla_policies,
 }
 
 
@@ -419,6 +438,8 @@ SEMANTIC_REJECTIONS = {
 SEMANTIC_REJECTIONS["fuso_horario"] = ("Fuso horário desconhecido: informe um nome IANA, como America/Sao_Paulo.",)
 SEMANTIC_REJECTIONS["intervalos.*"] = ("O início deve ser anterior ao fim, no mesmo dia (o fim vai até 24:00).",)
 SEMANTIC_REJECTIONS["feriados.*.data"] = ("Informe uma data válida no formato AAAA-MM-DD.",)
+# SLA policies (issue 23, part 2): a policy needs at least one target; the schema can only say each is optional.
+SEMANTIC_REJECTIONS["politicas.*"] = ("Informe ao menos um prazo: primeira_resposta, proxima_resposta ou resolucao.",)
 SEMANTIC_REJECTIONS["desde"] += SEMANTIC_REJECTIONS["ate"]
 # The ticket list's times (issue 21): a date-time past what a database stores once in UTC (year 1 with a
 # positive offset, year 9999 with a negative one); and a cursor made for another `ordenacao`.
@@ -441,6 +462,8 @@ SEMANTIC_REJECTION_PREFIXES = {
     # Business hours: the interval an interval overlaps, the holiday a date repeats, each named.
     "intervalos.*": ("Sobrepõe intervalos.",),
     "feriados.*.data": ("Data repetida: já está em feriados.",),
+    # SLA policies: a priority once, the message naming the policy that has it.
+    "politicas.*.prioridade": ("Prioridade repetida: já está em politicas.",),
     # A tag's 1..50 characters count after normalisation (casefold may lengthen it, inner whitespace collapses,
     # a lone surrogate is refused): the schema says only "not blank, no NUL". One tag in both lists is a 422 too.
     **{field: ("Tag inválida: ",) for field in ("tags", "tag", "adicionar", "tags.adicionar")},
@@ -500,7 +523,7 @@ def _semantic(field: str, messages: list[str]) -> bool:
         return False
     if field.startswith("campos."):  # a custom field's value, by its key
         field = "campos.*"
-    field = re.sub(r"^(intervalos|feriados)\.[0-9]+", r"\1.*", field)  # a calendar's entry, by its position
+    field = re.sub(r"^(intervalos|feriados|politicas)\.[0-9]+", r"\1.*", field)  # a list's entry, by its position
     return all(
         message in SEMANTIC_REJECTIONS.get(field, ())
         or message.startswith(SEMANTIC_REJECTION_PREFIXES.get(field, ("\0",)))

@@ -45,6 +45,7 @@ WITHOUT_INPUT = {
     "GET /api/tags",
     "GET /api/campos",
     "GET /api/horario-atendimento",
+    "GET /api/sla",
 }
 SMOKE_EXAMPLES = 5
 

@@ -293,3 +293,17 @@ def test_the_examples_of_docs_sla_md(arrives, minutes, due):
     assert business_minutes_after(SAO_PAULO_OFFICE, at("America/Sao_Paulo", *arrives), minutes) == at(
         "America/Sao_Paulo", *due
     )
+
+
+@pytest.mark.parametrize(
+    ("arrives", "minutes", "due"),
+    [
+        ((2026, 11, 27, 17, 45), 30, (2026, 11, 30, 9, 15)),
+        ((2026, 11, 27, 17, 45), 240, (2026, 11, 30, 12, 45)),
+        ((2026, 11, 26, 10, 0), 1080, (2026, 11, 30, 10, 0)),
+    ],
+)
+def test_the_policy_examples_of_docs_sla_md(arrives, minutes, due):
+    assert business_minutes_after(SAO_PAULO_OFFICE, at("America/Sao_Paulo", *arrives), minutes) == at(
+        "America/Sao_Paulo", *due
+    )
