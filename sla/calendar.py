@@ -13,7 +13,8 @@ day's 00:00, so a shift written as 22:00-24:00 on one day and 00:00-06:00 on the
   `business_minutes_between` the same in whole minutes (rounded down).
 - `business_minutes_after(calendar, start, minutes)`: the earliest instant at which `minutes` of business
   time have passed since `start` (a count that ends as an interval closes answers the close, not the next
-  opening).
+  opening); None when that is more than HORIZON after `start` (a sparse calendar and a long target: no
+  deadline a desk can keep, and a walk of centuries, ending in datetime's year 9999, not taken).
 
 Pure functions over an immutable value: no query, no Django. Instants are aware datetimes; answers are in UTC.
 docs/sla.md explains it to support leads, with examples; docs/decisions.md, "Business hours", the choices.
@@ -32,6 +33,11 @@ DEFAULT_TIME_ZONE = "America/Sao_Paulo"
 # midnight and end at most 12 hours after the next): the walk below leans on it, with an hour to spare.
 _EARLIEST_START = timedelta(hours=15)
 _MINUTE = timedelta(minutes=1)
+# How far business_minutes_after looks: about 7,300 days walked at most (some tens of milliseconds).
+HORIZON = timedelta(days=20 * 366)
+# Consecutive open weekdays that DST can leave without business time (an interval inside a skipped hour): one
+# a year per change; more in a row means a calendar without business time, which validation refuses.
+_MAX_EMPTY_OPEN_DAYS = 14
 
 
 @dataclass(frozen=True, order=True)
@@ -102,30 +108,44 @@ def _day_segments(calendar: BusinessCalendar, day: date) -> list[tuple[datetime,
     return segments
 
 
-def _max_idle_days(calendar: BusinessCalendar) -> int:
-    # Without holidays some business time comes within a week (DST can empty one day's intervals, not a
-    # week's); each holiday can push it a week further.
-    return 7 * (len(calendar.holidays) + 2) + 2
+def _opens(calendar: BusinessCalendar, day: date) -> bool:
+    """Whether the week opens on this date (a holiday does not)."""
+    return day not in calendar.closed_dates and bool(calendar._by_weekday[day.weekday()])
 
 
-def business_segments(calendar: BusinessCalendar, since: datetime) -> Iterator[tuple[datetime, datetime]]:
-    """The business time from the local date before `since` on, as disjoint UTC segments in order (endless)."""
-    since = _aware(since, "since")
-    day = since.date() - timedelta(days=1)  # instants of earlier local dates all end before `since`
-    pending: list[tuple[datetime, datetime]] = []  # a heap of segments not yet given out
-    idle = 0
-    current = None
+def _days(calendar: BusinessCalendar, day: date) -> Iterator[tuple[list, datetime]]:
+    """Each local date's segments from `day` on, with the instant before which the later dates' all start.
+    Holidays are finite and a validated week opens some day, so business time always comes; only DST can empty
+    an open day."""
+    empty_open_days = 0
     while True:
         segments = _day_segments(calendar, day)
+        if segments:
+            empty_open_days = 0
+        elif _opens(calendar, day):
+            empty_open_days += 1
+            if empty_open_days > _MAX_EMPTY_OPEN_DAYS:
+                raise RuntimeError("calendar without business time")  # validation refuses such a calendar
+        day += timedelta(days=1)
+        yield segments, datetime(day.year, day.month, day.day, tzinfo=UTC) - _EARLIEST_START
+
+
+def business_segments(
+    calendar: BusinessCalendar, since: datetime, until: datetime | None = None
+) -> Iterator[tuple[datetime, datetime]]:
+    """The business time from the local date before `since` on, as disjoint UTC segments in order: endless, or
+    up to the last one that starts before `until` (its end may pass `until`)."""
+    since = _aware(since, "since")
+    until = _aware(until, "until") if until is not None else None
+    pending: list[tuple[datetime, datetime]] = []  # a heap of segments not yet given out
+    current = None
+    # Instants of local dates before the one before `since` all end before it.
+    for segments, horizon in _days(calendar, since.date() - timedelta(days=1)):
         for segment in segments:
             heapq.heappush(pending, segment)
-        idle = 0 if segments else idle + 1
-        if idle > _max_idle_days(calendar):
-            raise RuntimeError("calendar without business time")  # unreachable with a validated calendar
-        day += timedelta(days=1)
-        # Segments of `day` and later start after this: what ends before it is final.
-        horizon = datetime(day.year, day.month, day.day, tzinfo=UTC) - _EARLIEST_START
-        while pending and pending[0][0] < horizon:
+        # Past `until`, the segments starting before it are all in the heap: the last ones are given out.
+        done = until is not None and horizon > until
+        while pending and pending[0][0] < (until if done else horizon):
             begins, ends = heapq.heappop(pending)
             if current is None:
                 current = (begins, ends)
@@ -134,9 +154,11 @@ def business_segments(calendar: BusinessCalendar, since: datetime) -> Iterator[t
             else:
                 yield current
                 current = (begins, ends)
-        if current is not None and current[1] <= horizon:
+        if current is not None and (done or current[1] <= horizon):
             yield current
             current = None
+        if done:
+            return
 
 
 def business_time_between(calendar: BusinessCalendar, start: datetime, end: datetime) -> timedelta:
@@ -145,7 +167,7 @@ def business_time_between(calendar: BusinessCalendar, start: datetime, end: date
     if end < start:
         return -business_time_between(calendar, end, start)
     total = timedelta(0)
-    for begins, ends in business_segments(calendar, start):
+    for begins, ends in business_segments(calendar, start, until=end):
         if begins >= end:
             break
         overlap = min(ends, end) - max(begins, start)
@@ -161,20 +183,21 @@ def business_minutes_between(calendar: BusinessCalendar, start: datetime, end: d
     return -minutes if elapsed < timedelta(0) else minutes
 
 
-def business_minutes_after(calendar: BusinessCalendar, start: datetime, minutes: int) -> datetime:
+def business_minutes_after(calendar: BusinessCalendar, start: datetime, minutes: int) -> datetime | None:
     """The earliest instant (UTC) by which `minutes` of business time have passed since `start`; `start`
-    itself for 0."""
+    itself for 0; None when that is more than HORIZON after `start`."""
     start = _aware(start, "start")
     if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
         raise ValueError("minutes must be a whole number, 0 or more")
     remaining = timedelta(minutes=minutes)
     if not remaining:
         return start
-    for begins, ends in business_segments(calendar, start):
+    for begins, ends in business_segments(calendar, start, until=start + HORIZON):
         if ends <= start:
             continue
         begins = max(begins, start)
         if ends - begins >= remaining:
-            return begins + remaining
+            found = begins + remaining
+            return found if found <= start + HORIZON else None
         remaining -= ends - begins
-    raise AssertionError("unreachable: business_segments never ends")
+    return None

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sla.calendar
 from sla.calendar import (
     DEFAULT_CALENDAR,
     BusinessCalendar,
@@ -307,3 +308,55 @@ def test_the_policy_examples_of_docs_sla_md(arrives, minutes, due):
     assert business_minutes_after(SAO_PAULO_OFFICE, at("America/Sao_Paulo", *arrives), minutes) == at(
         "America/Sao_Paulo", *due
     )
+
+
+# --- long walks (a review found them) --------------------------------------------------------------------------
+
+
+def _sundays(first: date, count: int, skip=()) -> tuple[Holiday, ...]:
+    days = (first + timedelta(weeks=n) for n in range(count * 2))
+    return tuple(Holiday(day) for day in days if day not in skip)[:count]
+
+
+def test_a_long_run_of_holidays_beside_days_dst_empties_is_walked_through():
+    """Business time only on Sundays 02:30-03:15 in New York, and 366 Sundays closed from 2027 but the spring ones,
+    which DST empties (02:30 EST to 03:15 EDT ends before it starts): seven years without business time, which
+    an earlier limit took for a calendar without any and refused with an error. The first Sunday after them is
+    the deadline's."""
+    spring_sundays = {date(year, 3, day) for year, day in ((2027, 14), (2028, 12), (2029, 11), (2030, 10))}
+    holidays = _sundays(date(2027, 1, 3), 366, skip=spring_sundays)
+    calendar = BusinessCalendar("America/New_York", (Interval(6, 150, 195),), holidays)
+    start = datetime(2027, 1, 1, tzinfo=UTC)
+    first_open = holidays[-1].date + timedelta(weeks=1)
+
+    due = business_minutes_after(calendar, start, 10)
+
+    assert due == datetime.combine(first_open, time(2, 40), tzinfo=ZoneInfo("America/New_York"))
+    assert business_minutes_between(calendar, start, start + timedelta(days=1)) == 0
+    assert business_minutes_between(calendar, start, due) == 10
+
+
+def test_a_target_beyond_twenty_years_has_no_deadline():
+    """One business minute a week and a year of minutes: a deadline ten thousand years away, past datetime's
+    year 9999. No deadline (None), after a walk of twenty years at most."""
+    calendar = BusinessCalendar("UTC", (Interval(0, 600, 601),))
+    start = datetime(2026, 11, 30, tzinfo=UTC)
+
+    assert business_minutes_after(calendar, start, 525_600) is None
+    assert business_minutes_after(calendar, start, 52) == datetime(2027, 11, 22, 10, 1, tzinfo=UTC)
+
+
+def test_minutes_between_stop_at_the_window(monkeypatch):
+    """A day inside a closed run of three hundred Mondays: the count reads the window's days and stops (walking on
+    to the next business minute would read six years of days)."""
+    calendar = BusinessCalendar("UTC", (Interval(0, 540, 1080),), _sundays(date(2026, 11, 30), 300))
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    days_read = []
+    read_day = sla.calendar._day_segments
+    monkeypatch.setattr(
+        sla.calendar, "_day_segments", lambda calendar, day: days_read.append(day) or read_day(calendar, day)
+    )
+
+    assert business_minutes_between(calendar, start, start + timedelta(hours=6)) == 0
+    assert business_minutes_between(calendar, datetime(2026, 11, 29, tzinfo=UTC), start) == 0
+    assert len(days_read) <= 8
