@@ -78,3 +78,14 @@ class InstantField(TextField):
             return moment.astimezone(UTC)
         except OverflowError:
             self.fail("instant")
+
+
+class BoundedListField(serializers.ListField):
+    """A list refused for its length before its items are looked at: DRF's ListField checks `max_length` after
+    validating every item, so a body of a few hundred thousand `{}` was validated item by item and answered an
+    error for each."""
+
+    def to_internal_value(self, data):
+        if self.max_length is not None and isinstance(data, list) and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)

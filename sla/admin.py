@@ -7,7 +7,9 @@ column, in minutes."""
 import re
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from foundation.exceptions import ValidationFailed
 from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
@@ -117,7 +119,7 @@ class BusinessHoursAdminForm(forms.ModelForm):
     def _holidays(self) -> tuple[list[Holiday], list[int]]:
         holidays, numbers, problems = [], [], []
         for number, line in _lines(self.cleaned_data.get("holidays_text", "")):
-            text, _, name = line.partition(" ")
+            text, name = (line.split(None, 1) + [""])[:2]
             day = iso_date(text)
             if day is None:
                 problems.append(f"Linha {number}: informe uma data válida no formato AAAA-MM-DD.")
@@ -150,11 +152,29 @@ class OnePerOrganizationAdmin(OrganizationScopedAdmin):
             and not self.model.objects.filter(organization_id=organization_id).exists()
         )
 
+    # What the add page says when what was sent is the default, which the service keeps by storing nothing.
+    nothing_stored_message = ""
+
     def _keep_pk(self, obj, organization) -> None:
         """The service wrote (or kept) the organization's row: the admin's redirect and message name it."""
         stored = self.model.objects.filter(organization=organization).first()
         if stored is not None:
             obj.pk = stored.pk
+
+    def _stored(self, obj) -> bool:
+        return self.model.objects.filter(pk=obj.pk).exists()
+
+    def log_addition(self, request, obj, message):
+        """No history entry for a row that was not stored."""
+        return super().log_addition(request, obj, message) if self._stored(obj) else None
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """The default sent: nothing stored, so no "added" message nor a change page of a missing row."""
+        if self._stored(obj):
+            return super().response_add(request, obj, post_url_continue)
+        self.message_user(request, self.nothing_stored_message, messages.INFO)
+        opts = self.model._meta
+        return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
 
 
 @admin.register(BusinessHours)
@@ -162,6 +182,7 @@ class BusinessHoursAdmin(OnePerOrganizationAdmin):
     """One calendar per organization; without one the organization works 24x7 in America/Sao_Paulo."""
 
     form = BusinessHoursAdminForm
+    nothing_stored_message = "Este é o horário padrão (24x7 em America/Sao_Paulo, sem feriados): nada a salvar."
     list_display = ["__str__", "time_zone", "updated_at"]
     fields = ["time_zone", "intervals_text", "holidays_text"]
 
@@ -257,6 +278,7 @@ class SlaPoliciesAdmin(OnePerOrganizationAdmin):
     """One policy set per organization: targets in business minutes per priority (docs/sla.md)."""
 
     form = SlaPoliciesAdminForm
+    nothing_stored_message = "Nenhuma política informada: sem políticas, nada a salvar."
     list_display = ["__str__", "updated_at"]
     fieldsets = [
         (

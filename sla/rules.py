@@ -14,14 +14,21 @@ from sla.policies import PRIORITIES, Policy, PolicySet
 MAX_INTERVALS = 50
 MAX_HOLIDAYS = 366
 HOLIDAY_NAME_MAX_LENGTH = 100
+TOO_MANY_INTERVALS_MESSAGE = f"Informe no máximo {MAX_INTERVALS} intervalos."
+TOO_MANY_HOLIDAYS_MESSAGE = f"Informe no máximo {MAX_HOLIDAYS} feriados."
 WEEKDAYS = ("segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado", "domingo")
 _CLOCK = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])|24:00")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
+# Names zoneinfo reads that are not a place's time: the host's own setting (whatever the machine is set to, and
+# absent on some) and the database's placeholder and template files.
+NOT_PLACES = frozenset({"localtime", "Factory", "posixrules"})
+
+
 @cache
 def known_time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
+    return frozenset(available_timezones()) - NOT_PLACES
 
 
 def clock_minutes(text) -> int | None:
@@ -58,11 +65,11 @@ def calendar_check(*, time_zone: str, intervals: list[Interval], holidays: list[
     if time_zone not in known_time_zones():
         errors["fuso_horario"] = ["Fuso horário desconhecido: informe um nome IANA, como America/Sao_Paulo."]
     if len(intervals) > MAX_INTERVALS:
-        errors["intervalos"] = [f"Informe no máximo {MAX_INTERVALS} intervalos."]
+        errors["intervalos"] = [TOO_MANY_INTERVALS_MESSAGE]
     else:
         errors |= _interval_problems(intervals)
     if len(holidays) > MAX_HOLIDAYS:
-        errors["feriados"] = [f"Informe no máximo {MAX_HOLIDAYS} feriados."]
+        errors["feriados"] = [TOO_MANY_HOLIDAYS_MESSAGE]
     else:
         errors |= _holiday_problems(holidays)
     if errors:

@@ -44,7 +44,9 @@ def _cached(key: str, load: Callable, seconds: int):
 
 
 def _forget(key: str) -> None:
-    """Now, and again once the change commits: a read racing with the change cannot keep the old value."""
+    """Now, and again once the change commits. A read that loaded the old row before the commit and stores it after
+    the second drop keeps the old value until it expires (the cache's seconds): writes that must see the last
+    value read `fresh`."""
 
     def forget() -> None:
         try:

@@ -6,7 +6,7 @@ repeated dates or priorities, sizes, the zone, a policy without targets) by sla.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api_framework.fields import TextField
+from api_framework.fields import BoundedListField, TextField
 from sla.calendar import Holiday, Interval
 from sla.policies import PRIORITIES, PRIORITY_LABELS, Policy
 from sla.rules import (
@@ -16,6 +16,8 @@ from sla.rules import (
     MAX_TARGET_MINUTES,
     MINUTES_MESSAGE,
     PRIORITY_MESSAGE,
+    TOO_MANY_HOLIDAYS_MESSAGE,
+    TOO_MANY_INTERVALS_MESSAGE,
     TOO_MANY_POLICIES_MESSAGE,
     clock_minutes,
     iso_date,
@@ -99,11 +101,19 @@ class HolidayIn(serializers.Serializer):
 class BusinessHoursIn(serializers.Serializer):
     # The whole calendar (a PUT replaces it): every field required, the lists may be empty.
     fuso_horario = TextField(source="time_zone", max_length=64, help_text=ZONE_HELP)
-    intervalos = serializers.ListField(
-        source="intervals", child=IntervalIn(), max_length=MAX_INTERVALS, help_text=INTERVALS_HELP
+    intervalos = BoundedListField(
+        source="intervals",
+        child=IntervalIn(),
+        max_length=MAX_INTERVALS,
+        error_messages={"max_length": TOO_MANY_INTERVALS_MESSAGE},
+        help_text=INTERVALS_HELP,
     )
-    feriados = serializers.ListField(
-        source="holidays", child=HolidayIn(), max_length=MAX_HOLIDAYS, help_text=HOLIDAYS_HELP
+    feriados = BoundedListField(
+        source="holidays",
+        child=HolidayIn(),
+        max_length=MAX_HOLIDAYS,
+        error_messages={"max_length": TOO_MANY_HOLIDAYS_MESSAGE},
+        help_text=HOLIDAYS_HELP,
     )
 
 
@@ -181,7 +191,7 @@ class PolicyIn(serializers.Serializer):
 
 class PoliciesIn(serializers.Serializer):
     # The whole set (a PUT replaces it): `politicas` required, the list may be empty.
-    politicas = serializers.ListField(
+    politicas = BoundedListField(
         source="policies",
         child=PolicyIn(),
         max_length=len(PRIORITIES),

@@ -4,6 +4,7 @@ field and the line they concern, one calendar per organization, and another orga
 from datetime import date
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
 from helpdesk.models import AuditRecord
@@ -120,3 +121,24 @@ def test_an_agent_without_api_publica_gerenciar_is_refused(client, organization,
     client.force_login(agent.user)
 
     assert client.get(url).status_code == 403
+
+
+@pytest.mark.parametrize("continue_editing", [False, True])
+def test_adding_the_default_stores_nothing_and_says_so(staff, organization, continue_editing):
+    """The default (24x7 in São Paulo, no holidays) is what no calendar means: the service stores nothing, so the
+    page neither reports an addition nor opens the change page of a row that does not exist."""
+    response = staff.post(ADD, form(**({"_continue": "1"} if continue_editing else {})), follow=True)
+
+    assert response.redirect_chain == [(LIST, 302)]
+    assert "Este é o horário padrão (24x7 em America/Sao_Paulo, sem feriados): nada a salvar." in [
+        str(message) for message in response.context["messages"]
+    ]
+    assert not BusinessHours.objects.exists()
+    assert not LogEntry.objects.exists()
+    assert staff.get(ADD).status_code == 200  # still none: it can be added
+
+
+def test_a_holiday_line_may_separate_its_name_with_a_tab(staff, organization):
+    assert staff.post(ADD, form(holidays_text="2026-12-25\tNatal")).status_code == 302
+
+    assert business_calendar(organization.pk, fresh=True).holidays == (Holiday(date(2026, 12, 25), "Natal"),)

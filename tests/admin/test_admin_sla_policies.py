@@ -3,6 +3,7 @@
 answering as missing."""
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
 from helpdesk.models import AuditRecord
@@ -121,3 +122,14 @@ def test_the_policies_cannot_be_deleted(staff, organization):
 
     assert response.status_code == 403
     assert SlaPolicies.objects.filter(pk=row.pk).exists()
+
+
+def test_adding_a_blank_grid_stores_nothing_and_says_so(staff, organization):
+    response = staff.post(ADD, form(), follow=True)
+
+    assert response.redirect_chain == [(LIST, 302)]
+    assert "Nenhuma política informada: sem políticas, nada a salvar." in [
+        str(message) for message in response.context["messages"]
+    ]
+    assert not SlaPolicies.objects.exists()
+    assert not LogEntry.objects.exists()

@@ -99,10 +99,12 @@ def test_an_inverted_or_empty_interval_is_a_422(manager, inicio, fim):
     )
 
 
-def test_an_unknown_zone_is_a_422_on_fuso_horario(manager):
+@pytest.mark.parametrize("zone", ["Brasil/Brasilia", "localtime", "Factory", "posixrules", "../etc/passwd"])
+def test_an_unknown_zone_is_a_422_on_fuso_horario(manager, zone):
+    """The host's own setting (`localtime`) and the database's placeholder files are no place's time."""
     refused(
         manager,
-        body(fuso_horario="Brasil/Brasilia"),
+        body(fuso_horario=zone),
         {"fuso_horario": ["Fuso horário desconhecido: informe um nome IANA, como America/Sao_Paulo."]},
     )
 
@@ -164,7 +166,17 @@ def test_sizes_are_bounded(manager):
 
     response = put(manager, body(intervalos=intervalos, feriados=feriados))
 
-    assert response.status_code == 422
-    assert set(response.json()["errors"]) == {"intervalos", "feriados"}
+    assert_exact_validation_error(
+        response, {"intervalos": ["Informe no máximo 50 intervalos."], "feriados": ["Informe no máximo 366 feriados."]}
+    )
     assert not BusinessHours.objects.exists()
     assert_success(put(manager, body(intervalos=intervalos[:50])), 200, "Horário de atendimento atualizado.")
+
+
+def test_a_list_far_too_long_is_refused_for_its_length_alone(manager):
+    """Its items are not looked at (DRF would check each `{}` and answer an error per item)."""
+    response = put(manager, body(intervalos=[{}] * 20_000, feriados=[7] * 20_000))
+
+    assert_exact_validation_error(
+        response, {"intervalos": ["Informe no máximo 50 intervalos."], "feriados": ["Informe no máximo 366 feriados."]}
+    )

@@ -148,6 +148,13 @@ def test_more_than_five_policies_are_a_422(manager):
     assert_success(put(manager, {"politicas": politicas}), 200, "Políticas de SLA atualizadas.")
 
 
+def test_a_list_far_too_long_is_refused_for_its_length_alone(manager):
+    """Its items are not looked at (DRF would check each one and answer an error per item)."""
+    refused(
+        manager, {"politicas": ["alta"] * 20_000}, {"politicas": ["Informe no máximo 5 políticas, uma por prioridade."]}
+    )
+
+
 def test_a_body_that_is_not_an_object_is_a_400(manager):
     response = put(manager, [policy("alta", 60)])
 

@@ -72,7 +72,8 @@ def field_definitions(organization_id, *, fresh: bool = False) -> tuple[FieldDef
 
 
 def field_definitions_forget(organization_id) -> None:
-    """Now, and again once the change commits: a read racing with the change cannot keep the old definitions."""
+    """Now, and again once the change commits. A read that loaded the old definitions before the commit and stores
+    them after the second drop keeps them until they expire (DEFINITIONS_CACHE_SECONDS)."""
 
     def forget() -> None:
         try:
