@@ -33,7 +33,8 @@ from tests.routes import api_routes
 ADMIN_EMAIL = "admin@logs.test"
 UNLIMITED = "100000/m"
 GENERATED_ID = re.compile(r"[0-9a-f]{32}")
-ACCESS_LOG_LINE = re.compile(r'"(?:GET|POST|PATCH|DELETE) /api/\S* HTTP/1\.1" \d{3}')
+WRITES = ("POST", "PUT", "PATCH")  # the methods that send a body
+ACCESS_LOG_LINE = re.compile(r'"(?:GET|POST|PUT|PATCH|DELETE) /api/\S* HTTP/1\.1" \d{3}')
 
 
 @pytest.fixture(autouse=True)
@@ -187,7 +188,7 @@ class Scenario:
         return self.ids[kind]
 
     def valid_body(self, method: str, route: str) -> dict | None:
-        if method not in ("POST", "PATCH"):
+        if method not in WRITES:
             return None
         text = {"nome": self.marker, "mensagem": self.marker, "assunto": self.marker, "descricao": self.marker}
         return {
@@ -198,6 +199,12 @@ class Scenario:
             "POST /api/auth/login": {"email": ADMIN_EMAIL, "senha": self.password},
             "POST /api/auth/refresh": {"refresh_token": self.refresh},
             "POST /api/auth/logout": {"refresh_token": self.refresh},
+            "PUT /api/horario-atendimento": {
+                "fuso_horario": "UTC",
+                "intervalos": [],
+                "feriados": [{"data": "2026-12-25", "nome": self.marker}],
+            },
+            "PUT /api/sla": {"politicas": [{"prioridade": "alta", "resolucao": 240}]},
         }.get(f"{method} {route}", text)
 
     def every_route(self) -> None:
@@ -215,7 +222,7 @@ class Scenario:
                     body=self.valid_body(method, route),
                 )
                 self._keep_what_was_issued(method, route, status, answer)
-            if method in ("POST", "PATCH"):
+            if method in WRITES:
                 right = self.panel if door_of(route) in (PANEL, MANAGEMENT) else self.partner
                 for bad in (f'{{"mensagem": "{self.marker}'.encode(), {"mensagem": 1, "nome": 2, "x": self.marker}):
                     self.client.send(method, self.path(route, method), route, authorization=right, body=bad)
