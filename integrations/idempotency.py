@@ -77,16 +77,18 @@ def idempotency_claim(*, credential: ApiCredential, key: str, request_fingerprin
 
 
 def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body: dict) -> None:
-    """Keep the response to replay; a server error frees the key so a retry runs again. So does an answer that
+    """Keep the response to replay; a server error frees the key so a retry runs again. So does a refusal that
     echoes a NUL the request sent (a 422 naming an unknown `incluir` block): PostgreSQL's jsonb cannot hold
-    one, and the retry answers the same refusal anyway."""
-    if status_code >= 500 or _holds_nul(body):
+    one, and the retry answers the same refusal anyway. Only refusals echo what was sent (stored data never
+    holds a NUL), so only their bodies are looked at."""
+    if status_code >= 500 or (status_code >= 400 and _holds_nul(body)):
         IdempotencyRecord.objects.filter(pk=record.pk).delete()
         return
     IdempotencyRecord.objects.filter(pk=record.pk).update(status_code=status_code, response_body=body)
 
 
 def _holds_nul(body) -> bool:
+    """A NUL anywhere in the body (a literal backslash-u0000 text is taken for one: the key is only freed)."""
     return "\\u0000" in json.dumps(body)
 
 

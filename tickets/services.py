@@ -7,7 +7,7 @@ ticket's updated_at, or tickets_touch), and announces what it did right after it
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -767,7 +767,7 @@ def _fields_write(ticket: Ticket, cleaned: dict, actor: Actor, definitions: tupl
     signals.ticket_fields_changed.send(sender=Ticket, ticket=ticket, changes=changes, actor=actor)
 
 
-def _field_rows_insert(ticket: Ticket, values: dict, definitions) -> None:
+def _field_rows_insert(ticket: Ticket, values: dict, definitions: Iterable[FieldDefinition]) -> None:
     """The TicketFieldValue rows of a ticket's values of these fields, in one INSERT."""
     rows = [
         TicketFieldValue(organization_id=ticket.organization_id, ticket=ticket, field_id=d.id, **columns)
