@@ -239,6 +239,7 @@ CELERY_BEAT_SCHEDULE = {
     "deactivate-failing-webhooks": {"task": "integrations.deactivate_failing_webhooks", "schedule": 3600.0},
     "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
     "recount-ticket-counts": {"task": "tickets.recount_ticket_counts", "schedule": 600.0},
+    "retarget-sla-deadlines": {"task": "tickets.retarget_sla_deadlines", "schedule": 30.0},
     "purge-expired-audit-records": {"task": "helpdesk.purge_expired_audit_records", "schedule": 3600.0},
 }
 # Organizations whose ticket counters one run of recount-ticket-counts checks (the oldest checked first).

@@ -186,10 +186,17 @@ def business_minutes_between(calendar: BusinessCalendar, start: datetime, end: d
 def business_minutes_after(calendar: BusinessCalendar, start: datetime, minutes: int) -> datetime | None:
     """The earliest instant (UTC) by which `minutes` of business time have passed since `start`; `start`
     itself for 0; None when that is more than HORIZON after `start`."""
-    start = _aware(start, "start")
     if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
         raise ValueError("minutes must be a whole number, 0 or more")
-    remaining = timedelta(minutes=minutes)
+    return business_time_after(calendar, start, timedelta(minutes=minutes))
+
+
+def business_time_after(calendar: BusinessCalendar, start: datetime, amount: timedelta) -> datetime | None:
+    """business_minutes_after for any amount of time (an SLA clock keeps what it spent to the microsecond)."""
+    start = _aware(start, "start")
+    if amount < timedelta(0):
+        raise ValueError("amount must not be negative")
+    remaining = amount
     if not remaining:
         return start
     for begins, ends in business_segments(calendar, start, until=start + HORIZON):

@@ -53,3 +53,26 @@ class SlaPolicies(models.Model):
 
     def __str__(self) -> str:
         return "Políticas de SLA"
+
+
+class SlaRetarget(models.Model):
+    """A change of an organization's calendar or policies whose running deadlines are still to be moved: written
+    with the change, in its transaction (nothing is lost when a worker is away), and consumed by the beat
+    (tickets.service_levels.sla_retargets_run), which re-targets the organization's open tickets and deletes it.
+    `previous_calendar` is the calendar before the change (rows' format), with which the time the targets ran
+    until `changed_at` is counted. `next_pass_at`: when the beat takes it up (a second pass follows once the
+    settings' cache can no longer serve the old version to a writer)."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    previous_calendar = models.JSONField()
+    changed_at = models.DateTimeField()
+    next_pass_at = models.DateTimeField(db_index=True)
+    passes = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "re-alvo de SLA pendente"
+        verbose_name_plural = "re-alvos de SLA pendentes"
+
+    def __str__(self) -> str:
+        return f"Re-alvo de SLA ({self.changed_at:%Y-%m-%d %H:%M})"

@@ -3,6 +3,7 @@ cached (SLA deadlines will ask for both on every ticket write and answer), and t
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 
 from django.core.cache import cache
@@ -24,6 +25,10 @@ def _cache_key(organization_id) -> str:
 
 def _policies_cache_key(organization_id) -> str:
     return f"sla:policies:{organization_id}"
+
+
+def _levels_cache_key(organization_id) -> str:
+    return f"sla:levels:{organization_id}"
 
 
 def _cached(key: str, load: Callable, seconds: int):
@@ -62,11 +67,25 @@ def calendar_of_row(row: BusinessHours | None) -> BusinessCalendar:
     """The calendar a stored row holds; the default (24x7, America/Sao_Paulo) without one."""
     if row is None:
         return DEFAULT_CALENDAR
+    return calendar_of_data({"time_zone": row.time_zone, "intervals": row.intervals, "holidays": row.holidays})
+
+
+def calendar_of_data(data: dict) -> BusinessCalendar:
+    """A calendar kept as calendar_data wrote it (a row's columns, a pending re-target's previous calendar)."""
     return BusinessCalendar(
-        time_zone=row.time_zone,
-        intervals=tuple(Interval(i["weekday"], i["start"], i["end"]) for i in row.intervals),
-        holidays=tuple(Holiday(date.fromisoformat(h["date"]), h["name"]) for h in row.holidays),
+        time_zone=data["time_zone"],
+        intervals=tuple(Interval(i["weekday"], i["start"], i["end"]) for i in data["intervals"]),
+        holidays=tuple(Holiday(date.fromisoformat(h["date"]), h["name"]) for h in data["holidays"]),
     )
+
+
+def calendar_data(calendar: BusinessCalendar) -> dict:
+    """A calendar in the calendar's own terms, for JSON: minutes after local midnight, ISO dates."""
+    return {
+        "time_zone": calendar.time_zone,
+        "intervals": [{"weekday": i.weekday, "start": i.start, "end": i.end} for i in calendar.intervals],
+        "holidays": [{"date": h.date.isoformat(), "name": h.name} for h in calendar.holidays],
+    }
 
 
 def business_hours_row(organization_id) -> BusinessHours | None:
@@ -87,6 +106,7 @@ def business_calendar(organization_id, *, fresh: bool = False) -> BusinessCalend
 
 def business_calendar_forget(organization_id) -> None:
     _forget(_cache_key(organization_id))
+    _forget(_levels_cache_key(organization_id))
 
 
 def policies_of_row(row: SlaPolicies | None) -> PolicySet:
@@ -114,3 +134,36 @@ def sla_policies(organization_id, *, fresh: bool = False) -> PolicySet:
 
 def sla_policies_forget(organization_id) -> None:
     _forget(_policies_cache_key(organization_id))
+    _forget(_levels_cache_key(organization_id))
+
+
+@dataclass(frozen=True)
+class ServiceLevels:
+    """What an SLA clock counts with: the organization's calendar and policies, and `version`, which changes with
+    every write of either (a ticket's clock records the version it was last targeted with)."""
+
+    calendar: BusinessCalendar
+    policies: PolicySet
+    version: str
+
+
+def _version(row) -> str:
+    return row.updated_at.isoformat() if row is not None else "-"
+
+
+def _service_levels_load(organization_id) -> ServiceLevels:
+    calendar_row, policies_row = business_hours_row(organization_id), sla_policies_row(organization_id)
+    return ServiceLevels(
+        calendar=calendar_of_row(calendar_row),
+        policies=policies_of_row(policies_row),
+        version=f"{_version(calendar_row)}|{_version(policies_row)}",
+    )
+
+
+def service_levels(organization_id, *, fresh: bool = False) -> ServiceLevels:
+    """Both, in one cache read (every ticket write that moves a clock asks): no statement once warm."""
+    if fresh:
+        return _service_levels_load(organization_id)
+    return _cached(
+        _levels_cache_key(organization_id), lambda: _service_levels_load(organization_id), POLICIES_CACHE_SECONDS
+    )

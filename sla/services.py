@@ -6,10 +6,17 @@ from django.db import transaction
 from helpdesk.audit import audit_record, change
 from helpdesk.models import Organization
 from sla.calendar import BusinessCalendar, Holiday, Interval
-from sla.models import BusinessHours, SlaPolicies
+from sla.models import BusinessHours, SlaPolicies, SlaRetarget
 from sla.policies import Policy, PolicySet
 from sla.rules import TARGETS, calendar_check, clock_text, policies_check
-from sla.selectors import business_calendar_forget, calendar_of_row, policies_of_row, sla_policies_forget
+from sla.selectors import (
+    business_calendar,
+    business_calendar_forget,
+    calendar_data,
+    calendar_of_row,
+    policies_of_row,
+    sla_policies_forget,
+)
 
 
 def calendar_payload(calendar: BusinessCalendar) -> dict:
@@ -35,16 +42,17 @@ def business_hours_set(
         # The organization's row lock serialises two first writes, which would both insert.
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
         row = BusinessHours.objects.select_for_update().filter(organization=organization).first()
-        before = calendar_payload(calendar_of_row(row))
+        previous = calendar_of_row(row)
+        before = calendar_payload(previous)
         after = calendar_payload(calendar)
         changes = {name: change(before[name], after[name]) for name in after if before[name] != after[name]}
         if not changes:  # the default included, when nothing is stored
             return calendar
         row = row or BusinessHours(organization=organization)
-        row.time_zone = calendar.time_zone
-        row.intervals = [{"weekday": i.weekday, "start": i.start, "end": i.end} for i in calendar.intervals]
-        row.holidays = [{"date": h.date.isoformat(), "name": h.name} for h in calendar.holidays]
+        data = calendar_data(calendar)
+        row.time_zone, row.intervals, row.holidays = data["time_zone"], data["intervals"], data["holidays"]
         row.save()
+        _retarget_later(organization, previous_calendar=previous, changed_at=row.updated_at)
         audit_record(
             "horario_atendimento.alterado",
             organization_id=organization.pk,
@@ -54,6 +62,16 @@ def business_hours_set(
         )
         business_calendar_forget(organization.pk)
     return calendar
+
+
+def _retarget_later(organization: Organization, *, previous_calendar: BusinessCalendar, changed_at) -> None:
+    """The open tickets' clocks re-targeted by the beat, in a row written with the change (the outbox of it)."""
+    SlaRetarget.objects.create(
+        organization=organization,
+        previous_calendar=calendar_data(previous_calendar),
+        changed_at=changed_at,
+        next_pass_at=changed_at,
+    )
 
 
 def policies_payload(policy_set: PolicySet) -> dict:
@@ -69,8 +87,8 @@ def policies_payload(policy_set: PolicySet) -> dict:
 def sla_policies_set(*, organization: Organization, policies: list[Policy]) -> PolicySet:
     """The organization's SLA policies replaced whole (checked by sla.rules first: a 422 writes nothing). The set
     already kept (in any order) writes nothing and records nothing; a change is audited (`sla.politicas_alteradas`,
-    the whole set as {antes, depois}) and drops the cached set. Deadlines of running tickets are not touched here:
-    retargeting them comes with the SLA clock (issue 23, part 3)."""
+    the whole set as {antes, depois}) and drops the cached set. The open tickets' deadlines follow within a
+    beat's interval (SlaRetarget)."""
     policy_set = policies_check(policies)
     with transaction.atomic(savepoint=False):
         # The organization's row lock serialises two first writes, which would both insert.
@@ -85,6 +103,8 @@ def sla_policies_set(*, organization: Organization, policies: list[Policy]) -> P
             for policy in policy_set.policies
         ]
         row.save()
+        calendar = business_calendar(organization.pk, fresh=True)  # unchanged: counted with, before and after
+        _retarget_later(organization, previous_calendar=calendar, changed_at=row.updated_at)
         audit_record(
             "sla.politicas_alteradas",
             organization_id=organization.pk,

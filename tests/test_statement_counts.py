@@ -270,6 +270,9 @@ BLOCK_COMBINATIONS = [
     "tags,atendente",
     "campos,atendente",
     "campos,tags,contato,atendente",
+    "sla",
+    "metricas,sla",
+    "metricas,campos,sla,tags,contato,atendente",
 ]
 
 

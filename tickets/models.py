@@ -170,6 +170,25 @@ class Ticket(models.Model):
     # Labels of the partner and of agents: normalised, unique and sorted by tickets.tags (at most MAX_TAGS); one
     # row to lock, read with the ticket. On PostgreSQL a GIN index (jsonb_path_ops) answers `?tag=`.
     tags = models.JSONField("tags", default=list, blank=True, db_default=Value([], output_field=models.JSONField()))
+    # The SLA clock (sla.clock, as JSON; null for a ticket opened before clocks were kept, until its next change)
+    # and what lists filter and sort by, written with it by tickets.service_levels only: the earliest deadline
+    # and 80% instant of the targets still open, and whether one was breached. `sla_version`: the calendar and
+    # policies it was targeted with (sla.selectors.ServiceLevels.version).
+    sla_clock = models.JSONField("SLA", null=True, blank=True, editable=False)
+    sla_version = models.CharField(max_length=80, blank=True, default="", db_default="", editable=False)
+    sla_due_at = models.DateTimeField("próximo prazo", null=True, blank=True, editable=False)
+    sla_risk_at = models.DateTimeField("em risco a partir de", null=True, blank=True, editable=False)
+    sla_breached = models.BooleanField("SLA violado", default=False, db_default=False, editable=False)
+    # Metrics (`incluir=metricas`), kept by the services that move them, under the ticket's row lock: the first
+    # public agent reply, business minutes from creation to it and to the (last) resolution, how many times the
+    # ticket left `resolvido`/`fechado`, and its public replies counted by side (internal notes are not replies).
+    # Minutes and reopenings before clocks were kept are not known (null, 0); the rest was counted then.
+    first_response_at = models.DateTimeField("primeira resposta em", null=True, blank=True, editable=False)
+    first_response_minutes = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    resolution_minutes = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    reopen_count = models.PositiveIntegerField("reaberturas", default=0, db_default=0, editable=False)
+    agent_reply_count = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    customer_reply_count = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
@@ -200,6 +219,16 @@ class Ticket(models.Model):
             models.Index(fields=["organization", "requester", "-created_at", "-number"], name="ticket_org_requester"),
             # Where a change list asked from a timestamp starts, atualizado_desde, and the orders by atualizado_em.
             models.Index(fields=["organization", "updated_at", "number"], name="ticket_org_updated_number"),
+            # `sla=violado` and `sla=em_risco` (tickets.service_levels), the admin's order by the next deadline.
+            models.Index(
+                fields=["organization", "sla_due_at"], condition=Q(sla_due_at__isnull=False), name="ticket_org_sla_due"
+            ),
+            models.Index(
+                fields=["organization", "sla_risk_at"],
+                condition=Q(sla_risk_at__isnull=False),
+                name="ticket_org_sla_risk",
+            ),
+            models.Index(fields=["organization"], condition=Q(sla_breached=True), name="ticket_org_sla_breached"),
         ]
 
     def __str__(self) -> str:

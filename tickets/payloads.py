@@ -14,12 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC
 
+from django.utils import timezone
+
 from foundation.rows import row_of
 from helpdesk.api.avatars import avatar_url
 from tickets.attachments.signing import attachment_url
 from tickets.fields.selectors import fields_shown, shown_values
 from tickets.models import Attachment, Contact, Reply, ReplyOrigin, Ticket, TicketStatus
 from tickets.selectors import reply_rows_by_ticket
+from tickets.service_levels import sla_view
 
 # --- columns: what each shape reads --------------------------------------------------------------
 
@@ -218,6 +221,45 @@ def _tags_block(row) -> dict:
     return {"tags": list(row.tags)}
 
 
+def _sla_block(rows) -> list[dict]:
+    """`sla`: the ticket's targets as stored by its clock (tickets.service_levels); only `violada` of a running
+    target depends on when it is read."""
+    now = timezone.now()
+    blocks = []
+    for row in rows:
+        view = sla_view(row.sla_clock, now=now)
+        if view is not None:
+            view["metas"] = [
+                target | {"vence_em": iso(target["vence_em"]), "cumprida_em": iso(target["cumprida_em"])}
+                for target in view["metas"]
+            ]
+        blocks.append({"sla": view})
+    return blocks
+
+
+METRICS_COLUMNS = (
+    "first_response_at",
+    "first_response_minutes",
+    "resolution_minutes",
+    "reopen_count",
+    "agent_reply_count",
+    "customer_reply_count",
+)
+
+
+def _metrics_block(row) -> dict:
+    return {
+        "metricas": {
+            "primeira_resposta_em": iso(row.first_response_at),
+            "tempo_primeira_resposta_min": row.first_response_minutes,
+            "tempo_resolucao_min": row.resolution_minutes,
+            "reaberturas": row.reopen_count,
+            "respostas_agente": row.agent_reply_count,
+            "respostas_cliente": row.customer_reply_count,
+        }
+    }
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
@@ -228,6 +270,8 @@ TICKET_BLOCKS = {
         build=_custom_fields_block,
         build_fresh=lambda rows: _custom_fields_block(rows, fresh=True),
     ),
+    "sla": TicketBlock(columns=("sla_clock",), build=_sla_block),
+    "metricas": TicketBlock(columns=METRICS_COLUMNS, build=_each(_metrics_block)),
 }
 ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
 

@@ -46,6 +46,7 @@ from tickets.models import (
     TicketTombstone,
     phone_normalize,
 )
+from tickets.service_levels import sla_condition
 from tickets.tags import tags_condition
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def _filtered(
     created_until=None,
     custom_field_filters=(),
     tags=None,
+    sla_state=None,
 ) -> QuerySet[Ticket]:
     """The organization's tickets in `order` (newest first by default); filters combine with AND; `search` as
     DESIGN.md, Tickets. Every filter is a condition an index starting with the organization answers."""
@@ -124,6 +126,8 @@ def _filtered(
         tickets = tickets.filter(field_filter_condition(field_filter))
     if _is_given(tags):
         tickets = tickets.filter(tags_condition(tags))  # all of them; the GIN index on PostgreSQL
+    if _is_given(sla_state):
+        tickets = tickets.filter(sla_condition(sla_state))  # the partial indexes of the SLA columns
     return tickets.order_by(*ORDERS[order])
 
 

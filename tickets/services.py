@@ -54,6 +54,7 @@ from tickets.models import (
     TicketTombstone,
 )
 from tickets.selectors import status_cache_forget, status_default_open, status_first_of_category, status_get
+from tickets.service_levels import sla_moved, sla_started
 from tickets.tags import tags_check_count, tags_normalize
 
 DEFAULT_STATUSES = [
@@ -138,7 +139,7 @@ def ticket_create(
     status = status_default_open(organization=organization)
     with transaction.atomic(savepoint=False):
         number = _next_ticket_number(organization)
-        ticket = Ticket.objects.create(
+        ticket = Ticket(
             organization=organization,
             number=number,
             subject=subject,
@@ -152,6 +153,8 @@ def ticket_create(
             custom_fields=values,
             tags=tags,
         )
+        sla_started(ticket, now=timezone.now())
+        ticket.save(force_insert=True)
         _field_rows_insert(ticket, values, definitions)
         signals.ticket_created.send(sender=Ticket, ticket=ticket, actor=actor)
     return ticket, True
@@ -328,13 +331,15 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
             previous_status = ticket.status
             if _reopening_due(ticket):
                 _apply_status(ticket, _reopened_status(ticket))
-            ticket.save(update_fields=["status", "resolved_at", "updated_at"])
+            now = timezone.now()
+            clock_fields = sla_moved(ticket, now=now, previous_category=previous_status.category, customer_replied=True)
+            ticket.save(update_fields=["status", "resolved_at", "updated_at", *clock_fields])
             reply = Reply.objects.create(
                 ticket=ticket,
                 body=body,
                 origin=ReplyOrigin.CUSTOMER_API,
                 author_contact=ticket.requester,
-                created_at=ticket.updated_at,
+                created_at=now,  # never newer than the ticket's atualizado_em; the instant the clock counted
             )
             if ticket.status_id != previous_status.pk:
                 signals.ticket_status_changed.send(
@@ -359,16 +364,18 @@ def reply_create_by_agent(*, ticket: Ticket, agent: Agent, body: str, internal: 
     actor = Actor.of_agent(agent)
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket(ticket)
-        if not internal:
-            ticket.save(update_fields=["updated_at"])  # the thread changed: the change list moves
+        now = timezone.now()
+        if not internal:  # the thread changed: the change list moves, the responses owed are met
+            clock_fields = sla_moved(ticket, now=now, agent_replied=True)
+            ticket.save(update_fields=["updated_at", *clock_fields])
         reply = Reply.objects.create(
             ticket=ticket,
             body=body,
             is_internal=internal,
             origin=ReplyOrigin.AGENT,
             author_agent=agent,
-            # Never newer than the ticket's atualizado_em, which it moved.
-            created_at=timezone.now() if internal else ticket.updated_at,
+            # Never newer than the ticket's atualizado_em, which it moved; the instant the clock met its targets.
+            created_at=now,
         )
         announcement = signals.note_added if internal else signals.reply_published
         announcement.send(sender=Reply, reply=reply, actor=actor)
@@ -512,6 +519,10 @@ def _ticket_change(
         *_apply_assignee(ticket, assignee, unassign),
         *tags_changed,
     ]
+    if "status" in changed or "priority" in changed:
+        # A resolution meets its target at the ticket's resolvido_em.
+        now = ticket.resolved_at if "resolved_at" in changed and ticket.resolved_at else timezone.now()
+        changed += sla_moved(ticket, now=now, previous_category=before[0].category, previous_priority=before[1])
     if changed:
         ticket.save(update_fields=[*changed, "updated_at"])
     _announce_changes(ticket, *before, actor=actor)

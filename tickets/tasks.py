@@ -4,6 +4,7 @@ from celery import shared_task
 
 from tickets.attachments.services import attachment_files_sweep
 from tickets.counts import ticket_counts_recount
+from tickets.service_levels import sla_retargets_run
 from tickets.services import tombstones_purge_expired
 
 
@@ -23,3 +24,9 @@ def purge_expired_tombstones() -> int:
 def recount_ticket_counts() -> int:
     """The organizations' ticket counters checked against their tickets, a batch per run; drift corrected."""
     return ticket_counts_recount().organizations
+
+
+@shared_task(name="tickets.retarget_sla_deadlines", ignore_result=True)
+def retarget_sla_deadlines() -> int:
+    """Open tickets' SLA deadlines moved to an organization's new calendar or policies (sla.models.SlaRetarget)."""
+    return sla_retargets_run()

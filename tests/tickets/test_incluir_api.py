@@ -19,7 +19,7 @@ from tickets.services import RequesterData, ticket_delete, ticket_update
 
 TICKETS = "/api/v1/tickets"
 CHANGES = "/api/v1/tickets/alteracoes"
-UNKNOWN_NAME = "Bloco desconhecido: inexistente. Blocos aceitos: atendente, contato, tags, campos."
+UNKNOWN_NAME = "Bloco desconhecido: inexistente. Blocos aceitos: atendente, contato, tags, campos, sla, metricas."
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
@@ -296,11 +296,23 @@ def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, ot
     ("incluir", "message"),
     [
         ("inexistente", UNKNOWN_NAME),
-        ("atendente,xyz,sla,xyz", "Bloco desconhecido: xyz, sla. Blocos aceitos: atendente, contato, tags, campos."),
-        ("Atendente", "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, tags, campos."),
-        ("atendente, contato", "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, tags, campos."),
-        ("contato_id", "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, tags, campos."),
-        ("Tags", "Bloco desconhecido: Tags. Blocos aceitos: atendente, contato, tags, campos."),
+        (
+            "atendente,xyz,SLA,xyz",
+            "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+        ),
+        (
+            "Atendente",
+            "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+        ),
+        (
+            "atendente, contato",
+            "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+        ),
+        (
+            "contato_id",
+            "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+        ),
+        ("Tags", "Bloco desconhecido: Tags. Blocos aceitos: atendente, contato, tags, campos, sla, metricas."),
     ],
 )
 @pytest.mark.parametrize("path", [TICKETS, CHANGES, "one"])
@@ -389,6 +401,8 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         {"$ref": "#/components/schemas/ContactBlockOut"},
         {"$ref": "#/components/schemas/TagsBlockOut"},
         {"$ref": "#/components/schemas/CustomFieldsBlockOut"},
+        {"$ref": "#/components/schemas/SlaBlockOut"},
+        {"$ref": "#/components/schemas/MetricsBlockOut"},
     ]
     assert components["TicketSummaryWithBlocksOut"]["allOf"][0] == {"$ref": "#/components/schemas/TicketSummaryOut"}
     for block, keys in (
@@ -396,6 +410,8 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         ("ContactBlockOut", ["contato_id"]),
         ("TagsBlockOut", ["tags"]),
         ("CustomFieldsBlockOut", ["campos"]),
+        ("SlaBlockOut", ["sla"]),
+        ("MetricsBlockOut", ["metricas"]),
     ):
         assert list(components[block]["properties"]) == keys
         assert "required" not in components[block]  # present exactly when asked for
@@ -427,7 +443,7 @@ def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema,
     assert parameter["schema"] == {
         "type": "string",
         "maxLength": 255,
-        "pattern": "^((atendente|contato|tags|campos)?,)*(atendente|contato|tags|campos)?$",
+        "pattern": "^((atendente|contato|tags|campos|sla|metricas)?,)*(atendente|contato|tags|campos|sla|metricas)?$",
     }
     assert "422" in schema["paths"][path][method]["responses"]
 

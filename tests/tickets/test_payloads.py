@@ -7,16 +7,19 @@ through the same JSON renderer, so bytes are compared.
 """
 
 import random
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
 from django.core import signing
 from django.db.models import Prefetch
 from django.test import RequestFactory
+from django.utils import timezone
 
 from api_framework.envelope import json_bytes
 from helpdesk.actors import SYSTEM
+from sla.policies import Policy
+from sla.services import sla_policies_set
 from tests.attachments.samples import TEXT, upload_file
 from tests.factories import make_agent, make_agent_reply, make_customer_reply, make_ticket, png_file, status_of
 from tickets.api.attachment_serializers import AttachmentEventOut, AttachmentOut, PanelAttachmentOut
@@ -238,6 +241,17 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     assert {"oculto" in ticket["campos"] for ticket in tickets} == {True, False}  # the panel shows hidden fields
     assert not any("oculto" in ticket["campos"] for ticket in with_blocks)  # the partner never
     assert {len(ticket["tags"]) for ticket in with_blocks} >= {0, 1, 3}
+    assert {ticket["sla"] is None for ticket in with_blocks} == {True, False}
+    targets = [target for ticket in with_blocks if ticket["sla"] for target in ticket["sla"]["metas"]]
+    assert {target["tipo"] for target in targets} == {"primeira_resposta", "proxima_resposta", "resolucao"}
+    for optional in ("vence_em", "cumprida_em"):
+        assert {target[optional] is None for target in targets} == {True, False}, optional
+    for flag in ("violada", "pausada"):
+        assert {target[flag] for target in targets} == {True, False}, flag
+    metrics = [ticket["metricas"] for ticket in with_blocks]
+    for optional in ("primeira_resposta_em", "tempo_primeira_resposta_min", "tempo_resolucao_min"):
+        assert {values[optional] is None for values in metrics} == {True, False}, optional
+    assert {values["reaberturas"] for values in metrics} >= {0, 1}
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}
@@ -265,6 +279,12 @@ def generated(organization):
 def _generate(organization, count: int, seed: int = 7) -> list:
     rng = random.Random(seed)
     agents = [make_agent(organization, name=rng.choice(TEXTS)) for _ in range(3)]
+    # SLA policies for some priorities (issue 23): `sla` null for the others; tickets opened two days ago breached.
+    sla_policies_set(
+        organization=organization,
+        policies=[Policy("media", 120, 60, 540), Policy("urgente", first_response=30, resolution=2880)],
+    )
+    two_days_ago = timezone.now() - timedelta(days=2)
     categories = [category for category, _label in StatusCategory.choices]
     for key, field_type, options, visible in (
         ("pedido", "texto", None, True),
@@ -294,14 +314,15 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             phone=rng.choice(["", "+55 11 9999-0000"]),
             external_id=rng.choice([None, f"cli-{n % 17}"]),
         )
-        ticket = make_ticket(
-            organization,
-            subject=rng.choice(TEXTS),
-            description=rng.choice(TEXTS),
-            priority=rng.choice([None, "baixa", "media", "alta", "urgente"]),
-            external_id=rng.choice([None, f"pedido-{n}"]),
-            requester=requester,
-        )
+        with mock.patch("django.utils.timezone.now", return_value=two_days_ago if n % 4 == 0 else timezone.now()):
+            ticket = make_ticket(
+                organization,
+                subject=rng.choice(TEXTS),
+                description=rng.choice(TEXTS),
+                priority=rng.choice([None, "baixa", "media", "alta", "urgente"]),
+                external_id=rng.choice([None, f"pedido-{n}"]),
+                requester=requester,
+            )
         for _ in range(rng.randrange(4)):
             kind = rng.choice(["agent", "note", "customer"])
             if kind == "customer" and ticket.status.category != StatusCategory.CLOSED:
@@ -322,6 +343,8 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             tags_add=rng.sample(["vip", "Loja Centro", "ágil", "erp"], rng.choice([0, 0, 1, 3])),
         )
         ticket = ticket_fields_set(ticket=ticket, values=rng.choice(field_values), actor=SYSTEM)
+        if ticket.status.category == StatusCategory.RESOLVED and rng.random() < 0.5:
+            make_customer_reply(ticket, body=rng.choice(TEXTS))  # reopened (`reaberturas`)
     # Timestamps without microseconds are written without a fraction: both sides must agree.
     whole_second = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     Ticket.objects.filter(organization=organization, number__lte=count // 5).update(updated_at=whole_second)

@@ -6,6 +6,7 @@ from datetime import datetime
 from django.core import signing
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -25,6 +26,7 @@ from tickets.fields.values import RANGED_TYPES, BadValue, query_value
 from tickets.models import Channel, Priority, Reply, ReplyOrigin, StatusCategory
 from tickets.payloads import TICKET_BLOCKS, ticket_blocks_chosen, ticket_blocks_unknown, ticket_blocks_unknown_message
 from tickets.selectors import DEFAULT_ORDER, ORDERS
+from tickets.service_levels import SLA_FILTERS, sla_view
 from tickets.services import RequesterData, TagsChange
 from tickets.tags import MAX_TAG_LENGTH, MAX_TAGS, TOO_MANY_TAGS, tags_normalize
 
@@ -186,12 +188,109 @@ class CustomFieldsBlockOut(serializers.Serializer):
     )
 
 
+class SlaTargetOut(serializers.Serializer):
+    tipo = serializers.ChoiceField(
+        choices=["primeira_resposta", "proxima_resposta", "resolucao"],
+        help_text="`primeira_resposta`: da criação à primeira resposta pública de um agente; `proxima_resposta`: de "
+        "uma resposta do cliente à resposta pública seguinte de um agente (um ciclo por resposta não respondida); "
+        "`resolucao`: da criação à resolução.",
+    )
+    vence_em = serializers.DateTimeField(
+        allow_null=True,
+        help_text="O prazo, em horário comercial contado pelo horário de atendimento; null enquanto pausada (o prazo "
+        "anda com a pausa) ou sem prazo calculável. Uma meta cumprida guarda o prazo que tinha.",
+    )
+    cumprida_em = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Quando a meta foi cumprida (a resposta, a resolução; resolver cumpre as respostas devidas); "
+        "null enquanto corre.",
+    )
+    violada = serializers.BooleanField(help_text="O prazo passou antes de a meta ser cumprida.")
+    pausada = serializers.BooleanField(help_text="O ticket aguarda o cliente: a meta não corre.")
+
+
+class SlaOut(serializers.Serializer):
+    politica = serializers.ChoiceField(
+        choices=Priority.values,
+        allow_null=True,
+        help_text="A prioridade da política de SLA que o ticket segue (null: a política de tickets sem prioridade, "
+        "ou nenhuma política dá mais metas ao ticket).",
+    )
+    metas = SlaTargetOut(
+        many=True,
+        help_text="As metas da política, na ordem primeira_resposta, proxima_resposta, "
+        "resolucao; proxima_resposta só depois de uma resposta do cliente.",
+    )
+
+
+class TicketSlaField(SlaOut):
+    """The `sla` block of a ticket in hand, from its stored clock (tickets.service_levels.sla_view)."""
+
+    def to_representation(self, ticket):
+        view = sla_view(ticket.sla_clock, now=timezone.now())
+        return None if view is None else super().to_representation(view)
+
+
+class SlaBlockOut(serializers.Serializer):
+    """Bloco `sla` (`incluir=sla`): as metas de SLA do ticket."""
+
+    sla = TicketSlaField(
+        source="*",
+        required=False,
+        allow_null=True,
+        help_text="As metas de SLA do ticket e seus prazos; null quando a prioridade do ticket não tem política "
+        "(GET /api/sla, painel) e nenhuma lhe deu metas. docs/sla.md explica como os prazos andam.",
+    )
+
+
+class MetricsOut(serializers.Serializer):
+    primeira_resposta_em = serializers.DateTimeField(
+        allow_null=True, help_text="A primeira resposta pública de um agente; null sem resposta."
+    )
+    tempo_primeira_resposta_min = serializers.IntegerField(
+        allow_null=True,
+        help_text="Minutos em horário comercial da criação à primeira resposta pública de um agente; null sem "
+        "resposta (ou respondido antes de as métricas existirem).",
+    )
+    tempo_resolucao_min = serializers.IntegerField(
+        allow_null=True,
+        help_text="Minutos em horário comercial da criação à resolução (a última); null enquanto não resolvido.",
+    )
+    reaberturas = serializers.IntegerField(help_text="Quantas vezes o ticket saiu de resolvido ou fechado.")
+    respostas_agente = serializers.IntegerField(help_text="Respostas públicas de agentes (notas internas não contam).")
+    respostas_cliente = serializers.IntegerField(help_text="Respostas do cliente.")
+
+
+class TicketMetricsField(MetricsOut):
+    """The `metricas` block of a ticket in hand."""
+
+    def to_representation(self, ticket):
+        return super().to_representation(
+            {
+                "primeira_resposta_em": ticket.first_response_at,
+                "tempo_primeira_resposta_min": ticket.first_response_minutes,
+                "tempo_resolucao_min": ticket.resolution_minutes,
+                "reaberturas": ticket.reopen_count,
+                "respostas_agente": ticket.agent_reply_count,
+                "respostas_cliente": ticket.customer_reply_count,
+            }
+        )
+
+
+class MetricsBlockOut(serializers.Serializer):
+    """Bloco `metricas` (`incluir=metricas`): tempos e contagens do ticket."""
+
+    metricas = TicketMetricsField(source="*", required=False, help_text="Tempos e contagens do atendimento do ticket.")
+
+
 # By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
 TICKET_BLOCK_SCHEMAS = {
     "atendente": AssigneeBlockOut,
     "contato": ContactBlockOut,
     "tags": TagsBlockOut,
     "campos": CustomFieldsBlockOut,
+    "sla": SlaBlockOut,
+    "metricas": MetricsBlockOut,
 }
 
 
@@ -489,6 +588,13 @@ class TicketPageQuery(PageQuery):
             "Só tickets com esta tag; repita o parâmetro para exigir várias (`tag=a&tag=b`: as duas). Normalizada "
             "como as tags do ticket (`Cliente VIP` procura `cliente-vip`)."
         ),
+    )
+    sla = serializers.ChoiceField(
+        source="sla_state",
+        choices=SLA_FILTERS,
+        required=False,
+        help_text="`violado`: tickets com uma meta de SLA violada (cumprida depois do prazo, ou com o prazo vencido "
+        "e ainda devida); `em_risco`: tickets com uma meta devida que já gastou 80% do tempo, nenhuma devida vencida.",
     )
     cursor = TextField(
         required=False,

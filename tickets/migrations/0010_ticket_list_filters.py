@@ -6,36 +6,9 @@ On PostgreSQL each index is built and dropped CONCURRENTLY, so a large organizat
 builds (the new one is made before the old one goes); elsewhere (SQLite) they are plain.
 """
 
-from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
 from django.db import migrations, models
 
-
-class AddIndexConcurrentlyOnPostgreSQL(AddIndexConcurrently):
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
-
-
-class RemoveIndexConcurrentlyOnPostgreSQL(RemoveIndexConcurrently):
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.RemoveIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.RemoveIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+from foundation.migration_operations import AddIndexConcurrentlyOnPostgreSQL, RemoveIndexConcurrentlyOnPostgreSQL
 
 
 class Migration(migrations.Migration):

@@ -1,0 +1,62 @@
+"""The SLA clock on PostgreSQL, with threads: concurrent replies of both sides on one ticket lose no count and leave
+a clock that agrees with them; two beats re-targeting at once move every open ticket once."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from sla.models import SlaRetarget
+from sla.policies import Policy
+from sla.services import sla_policies_set
+from tests.factories import make_agent, make_key, make_organization, make_ticket
+from tests.threads import in_parallel
+from tickets.models import Ticket
+from tickets.service_levels import sla_retargets_run
+from tickets.services import reply_create_by_agent
+
+THREADS = 8
+pytestmark = pytest.mark.usefixtures("generous_rate_limits")
+
+
+def test_concurrent_replies_are_all_counted_and_the_clock_follows(postgres_only):
+    organization = make_organization("Relógio concorrente")
+    sla_policies_set(organization=organization, policies=[Policy("media", 120, 60, 540)])
+    agent = make_agent(organization)
+    ticket = make_ticket(organization)
+    partner = APIClient()
+    partner.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(organization)}")
+
+    def customer():
+        return partner.post(f"/api/v1/tickets/{ticket.pk}/respostas", {"mensagem": "Oi"}, format="json").status_code
+
+    def agent_reply():
+        return reply_create_by_agent(ticket=Ticket.objects.get(pk=ticket.pk), agent=agent, body="Olá").pk
+
+    results = in_parallel([customer if n % 2 else agent_reply for n in range(THREADS)])
+
+    assert not [result for result in results if isinstance(result, Exception)], results
+    stored = Ticket.objects.get(pk=ticket.pk)
+    assert (stored.agent_reply_count, stored.customer_reply_count) == (THREADS // 2, THREADS // 2)
+    first_agent_reply = stored.replies.filter(origin="agente").order_by("created_at").first()
+    assert stored.first_response_at == first_agent_reply.created_at
+    kinds = {target["kind"]: target for target in stored.sla_clock["targets"]}
+    assert kinds["first_response"]["met_at"] is not None
+
+
+def test_two_beats_retarget_every_open_ticket_once(postgres_only):
+    organizations = [make_organization(f"Re-alvo {n}") for n in range(3)]
+    for organization in organizations:
+        for _ in range(4):
+            make_ticket(organization)
+        sla_policies_set(organization=organization, policies=[Policy("media", first_response=60)])
+    assert SlaRetarget.objects.count() == 3
+    far_future = max(row.changed_at for row in SlaRetarget.objects.all())
+
+    moved = in_parallel([lambda: sla_retargets_run(now=far_future) for _ in range(2)])
+
+    assert not [result for result in moved if isinstance(result, Exception)], moved
+    assert sum(moved) == 12  # each ticket once, whichever beat took its organization
+    assert all(
+        ticket.sla_clock["policy"] == "media" and ticket.sla_due_at is not None
+        for ticket in Ticket.objects.filter(organization__in=organizations)
+    )
+    assert SlaRetarget.objects.filter(passes=1).count() == 3
