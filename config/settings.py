@@ -240,6 +240,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-attachment-files": {"task": "tickets.sweep_attachment_files", "schedule": 3600.0},
     "recount-ticket-counts": {"task": "tickets.recount_ticket_counts", "schedule": 600.0},
     "retarget-sla-deadlines": {"task": "tickets.retarget_sla_deadlines", "schedule": 30.0},
+    # Every 20 s: an SLA event leaves within 60 s of its moment even when a run waits behind another task.
+    "announce-sla-deadlines": {"task": "tickets.announce_sla_deadlines", "schedule": 20.0},
     "purge-expired-audit-records": {"task": "helpdesk.purge_expired_audit_records", "schedule": 3600.0},
 }
 # Organizations whose ticket counters one run of recount-ticket-counts checks (the oldest checked first).

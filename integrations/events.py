@@ -33,6 +33,8 @@ from tickets.payloads import (
     contact_public,
     iso,
     reply_public,
+    sla_public,
+    sla_target_public,
     status_public,
     ticket_blocks_by_name,
     ticket_columns,
@@ -181,6 +183,22 @@ def tags_changed_event(ticket: Ticket, added: list[str], removed: list[str], act
     the `tags` block, for webhooks and feeds that ask for it)."""
     change = {"adicionadas": added, "removidas": removed}
     return ticket_event(ticket, EventKind.TAGS_CHANGED, actor, alteracoes={"tags": change})
+
+
+SLA_ALERT_KINDS = {"em_risco": EventKind.SLA_AT_RISK, "violado": EventKind.SLA_BREACHED}
+
+
+def sla_alert_event(ticket: Ticket, alert: str, target, actor: Actor) -> WebhookEvent:
+    """`ticket.sla_em_risco` / `ticket.sla_violado`: the ticket, its SLA as the `sla` block shows it when the beat
+    saw the moment (`data.sla`), and the target that reached it (`data.meta`)."""
+    now = timezone.now()
+    return ticket_event(
+        ticket,
+        SLA_ALERT_KINDS[alert],
+        actor,
+        sla=sla_public(ticket.sla_clock, now),
+        meta=sla_target_public(target, now),
+    )
 
 
 def deleted_event(tombstone, actor: Actor) -> WebhookEvent:

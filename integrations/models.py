@@ -81,6 +81,8 @@ class EventKind(models.TextChoices):
     DELETED = "ticket.excluido", "Ticket excluído"
     CONTACT_ANONYMIZED = "contato.anonimizado", "Contato anonimizado"
     FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
+    SLA_AT_RISK = "ticket.sla_em_risco", "SLA em risco"
+    SLA_BREACHED = "ticket.sla_violado", "SLA violado"
     TEST = "webhook.teste", "Teste"
 
 

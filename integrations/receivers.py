@@ -74,6 +74,11 @@ def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None
         events.tags_changed_event(ticket, added, removed, actor)
 
 
+@receiver(signals.ticket_sla_alert, dispatch_uid="integrations.ticket_sla_alert")
+def ticket_sla_alert(sender, ticket, alert, target, actor, **kwargs) -> None:
+    events.sla_alert_event(ticket, alert, target, actor)
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     if not actor.is_partner:

@@ -16,7 +16,7 @@ from helpdesk.admin_tenancy import OrganizationScopedAdmin, user_organization_id
 from helpdesk.permissions import MANAGE_PUBLIC_API_PERM
 from sla.calendar import DEFAULT_TIME_ZONE, Holiday, Interval
 from sla.models import BusinessHours, SlaPolicies
-from sla.policies import PRIORITIES, Policy
+from sla.policies import PRIORITIES, TARGET_LABELS, Policy
 from sla.rules import MAX_TARGET_MINUTES, TARGETS, calendar_check, clock_minutes, clock_text, iso_date, policies_check
 from sla.selectors import calendar_of_row, policies_of_row
 from sla.services import business_hours_set, sla_policies_set
@@ -205,7 +205,6 @@ PRIORITY_ROWS = {
     "urgente": "Prioridade urgente",
     None: "Tickets sem prioridade",
 }
-TARGET_LABELS = {"first_response": "Primeira resposta", "next_response": "Próxima resposta", "resolution": "Resolução"}
 ADMIN_MINUTES_MESSAGE = f"Informe um número inteiro de minutos, de 1 a {MAX_TARGET_MINUTES}, ou deixe em branco."
 
 

@@ -20,7 +20,7 @@ is kept to the microsecond. docs/sla.md explains it to support leads; docs/decis
 
 import math
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 
 from sla.calendar import BusinessCalendar, business_time_after, business_time_between
@@ -53,6 +53,9 @@ class Target:
     due_at: datetime | None = None
     risk_at: datetime | None = None
     breached: bool = False
+    # Whether `ticket.sla_em_risco` / `ticket.sla_violado` was announced for this target in this cycle.
+    risk_announced: bool = False
+    breach_announced: bool = False
 
     def violated(self, now: datetime) -> bool:
         return self.breached or (self.met_at is None and self.due_at is not None and now > self.due_at)
@@ -94,10 +97,49 @@ class SlaClock:
         return min((t.due_at for t in self.targets if t.open and t.due_at is not None), default=None)
 
     def next_risk(self) -> datetime | None:
-        return min((t.risk_at for t in self.targets if t.open and t.risk_at is not None), default=None)
+        """The earliest 80% instant of the targets running."""
+        return min((t.risk_at for t in self.targets if t.since is not None and t.risk_at is not None), default=None)
 
     def breached(self) -> bool:
         return any(target.breached for target in self.targets)
+
+    def next_announcement(self) -> datetime | None:
+        """When the next `em_risco` or `violado` is due: a target's 80% instant, its deadline, or at once (EARLIEST)
+        for a target that breached while the beat was not looking (met late, or paused past its deadline)."""
+        instants = []
+        for target in self.targets:
+            if target.minutes is None:
+                continue
+            if not target.risk_announced and target.risk_at is not None:
+                instants.append(target.risk_at if target.since is not None else EARLIEST)
+            if not target.breach_announced:
+                if target.breached:
+                    instants.append(EARLIEST)
+                elif target.open and target.due_at is not None:
+                    instants.append(target.due_at)
+        return min(instants, default=None)
+
+
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)  # "at once": before any instant the beat compares with
+RISK, BREACH = "em_risco", "violado"
+
+
+def clock_announced(clock: SlaClock, *, now: datetime) -> tuple[SlaClock, list[tuple[str, Target]]]:
+    """What the beat announces at `now`, each once per target and cycle: `em_risco` for a target past its 80%
+    instant (running, or stopped after it), `violado` for a target past its deadline (met late or not; a breach is
+    recorded as such). Returns the clock
+    with them marked announced, and the announcements in order (a target's risk before its breach)."""
+    announcements, targets = [], []
+    for target in clock.targets:
+        if target.minutes is not None:
+            if not target.risk_announced and target.risk_at is not None and now >= target.risk_at:
+                target = replace(target, risk_announced=True)
+                announcements.append((RISK, target))
+            if not target.breach_announced and target.violated(now):
+                target = replace(target, breach_announced=True, breached=True)
+                announcements.append((BREACH, target))
+        targets.append(target)
+    return _with(clock, targets), announcements
 
 
 def _with(clock: SlaClock, targets) -> SlaClock:
@@ -110,8 +152,10 @@ def _minutes(policy: Policy | None, kind: str) -> int | None:
 
 def _scheduled(target: Target, calendar: BusinessCalendar) -> Target:
     """Its deadline and risk instant, from when it last started running (none while paused, met or untargeted)."""
-    if target.minutes is None or target.since is None or target.met_at is not None:
+    if target.minutes is None:
         return replace(target, due_at=None if target.met_at is None else target.due_at, risk_at=None)
+    if target.since is None or target.met_at is not None:  # not running: a kept risk moment stays
+        return replace(target, due_at=None if target.met_at is None else target.due_at)
     whole = timedelta(minutes=target.minutes)
     at_risk = timedelta(minutes=math.ceil(target.minutes * RISK_SHARE))
     return replace(
@@ -127,9 +171,11 @@ def _stopped(target: Target, calendar: BusinessCalendar, now: datetime, *, met: 
         return target
     breached = target.violated(now)
     spent = target.spent_at(calendar, now)
+    # A risk moment that came before it stopped is kept until the beat announced it.
+    risk_at = target.risk_at if target.risk_at is not None and now >= target.risk_at else None
     if met:
-        return replace(target, spent=spent, since=None, met_at=now, breached=breached, risk_at=None)
-    return replace(target, spent=spent, since=None, due_at=None, risk_at=None, breached=breached)
+        return replace(target, spent=spent, since=None, met_at=now, breached=breached, risk_at=risk_at)
+    return replace(target, spent=spent, since=None, due_at=None, risk_at=risk_at, breached=breached)
 
 
 def _resumed(target: Target, calendar: BusinessCalendar, now: datetime) -> Target:
@@ -268,6 +314,8 @@ def clock_to_json(clock: SlaClock) -> dict:
                 "due_at": _text(t.due_at),
                 "risk_at": _text(t.risk_at),
                 "breached": t.breached,
+                "risk_announced": t.risk_announced,
+                "breach_announced": t.breach_announced,
             }
             for t in clock.targets
         ],
@@ -289,6 +337,8 @@ def clock_from_json(data: dict) -> SlaClock:
                 due_at=_instant(t["due_at"]),
                 risk_at=_instant(t["risk_at"]),
                 breached=t["breached"],
+                risk_announced=t["risk_announced"],
+                breach_announced=t["breach_announced"],
             )
             for t in data["targets"]
         ),

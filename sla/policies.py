@@ -8,6 +8,8 @@ from dataclasses import dataclass
 PRIORITIES = ("baixa", "media", "alta", "urgente", None)
 # tickets.models.Priority's labels, which sla (below tickets) cannot import; a test keeps the two equal.
 PRIORITY_LABELS = {"baixa": "Baixa", "media": "Média", "alta": "Alta", "urgente": "Urgente"}
+# What support leads read for each target (the admin's grid, a ticket's page).
+TARGET_LABELS = {"first_response": "Primeira resposta", "next_response": "Próxima resposta", "resolution": "Resolução"}
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ ALL_EVENTS = [
     "ticket.excluido",
     "contato.anonimizado",
     "ticket.campos_alterados",
+    "ticket.sla_em_risco",
+    "ticket.sla_violado",
 ]
 # What every event's `data.ator` may be: an agent as GET /api/v1/atendentes shows it, or the system.
 ACTOR_SYSTEM = {"tipo": "sistema"}

@@ -11,7 +11,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.db.models import Q
+from django.db.models import F, Q
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import formats, timezone
@@ -27,6 +27,8 @@ from helpdesk.admin_tenancy import (
     user_organization_id,
 )
 from helpdesk.models import Agent, AuditRecord, Organization
+from sla.policies import TARGET_LABELS
+from sla.rules import TARGETS
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.exceptions import format_bytes
@@ -41,6 +43,7 @@ from tickets.fields.rules import custom_values_clean
 from tickets.fields.selectors import field_definitions
 from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
 from tickets.selectors import tag_counts, ticket_status_history
+from tickets.service_levels import SLA_FILTERS, SLA_STATES, sla_condition, sla_state, sla_view
 from tickets.services import (
     RequesterData,
     contact_delete,
@@ -59,6 +62,7 @@ from tickets.services import (
 )
 from tickets.tags import MAX_TAGS, TOO_MANY_TAGS, tags_condition, tags_normalize
 
+LABELS_BY_NAME = {TARGETS[kind]: label for kind, label in TARGET_LABELS.items()}  # `tipo` -> label
 _COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}$")
 FILES_PER_REPLY = 10
 
@@ -70,6 +74,11 @@ def status_badge(status: TicketStatus) -> str:
         color,
         status.name,
     )
+
+
+def _when(instant) -> str:
+    """An instant as the admin shows every date (its time zone and format); a dash for none."""
+    return formats.localize(timezone.template_localtime(instant)) if instant is not None else "—"
 
 
 def status_author(record: AuditRecord) -> str:
@@ -91,6 +100,19 @@ class StatusCategoryFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         return queryset.filter(status__category=self.value()) if self.value() else queryset
+
+
+class SlaFilter(admin.SimpleListFilter):
+    """The queue's SLA views: tickets with a target at risk, or breached (tickets.service_levels.sla_condition)."""
+
+    title = "SLA"
+    parameter_name = "sla"
+
+    def lookups(self, request, model_admin):
+        return [("em_risco", "SLA em risco"), ("violado", "SLA violado")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(sla_condition(self.value())) if self.value() in SLA_FILTERS else queryset
 
 
 class AssigneeFilter(admin.SimpleListFilter):
@@ -353,6 +375,7 @@ class TicketAdmin(OrganizationScopedAdmin):
         "number",
         "subject",
         "colored_status",
+        "sla_deadline",
         "priority",
         "tag_list",
         "requester",
@@ -361,7 +384,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     ]
     list_display_links = ["number", "subject"]
     list_select_related = ["status", "requester", "assignee"]
-    list_filter = [StatusCategoryFilter, "priority", AssigneeFilter, TagFilter, CustomFieldListFilter]
+    list_filter = [StatusCategoryFilter, SlaFilter, "priority", AssigneeFilter, TagFilter, CustomFieldListFilter]
     search_fields = ["subject", "external_id", "requester__name", "requester__email", "requester__external_id"]
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
@@ -378,10 +401,14 @@ class TicketAdmin(OrganizationScopedAdmin):
         "updated_at",
         "resolved_at",
         "status_history",
+        "sla_targets",
     ]
     fieldsets = [
         (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
-        ("Atendimento", {"fields": ["status", "assignee", "priority", "tags_text", "resolved_at", "status_history"]}),
+        (
+            "Atendimento",
+            {"fields": ["status", "assignee", "priority", "tags_text", "resolved_at", "sla_targets", "status_history"]},
+        ),
         ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
@@ -437,6 +464,54 @@ class TicketAdmin(OrganizationScopedAdmin):
     @admin.display(description="status", ordering="status__name")
     def colored_status(self, ticket: Ticket) -> str:
         return status_badge(ticket.status)
+
+    @admin.display(description="próximo prazo", ordering=F("sla_due_at").asc(nulls_last=True))
+    def sla_deadline(self, ticket: Ticket) -> str:
+        """The next deadline, coloured by the ticket's SLA state; sorting by this column puts the breached ones
+        first, then the nearest deadlines."""
+        state = sla_state(ticket, now=timezone.now())
+        if state is None:
+            return "—"
+        label, color = SLA_STATES[state]
+        due = f" {_when(ticket.sla_due_at)}" if ticket.sla_due_at is not None else ""
+        return format_html(
+            '<span class="prazo-sla sla-{}" style="background:{};color:#fff;padding:2px 8px;border-radius:10px;'
+            'white-space:nowrap">{}{}</span>',
+            state,
+            color,
+            label,
+            due,
+        )
+
+    @admin.display(description="metas de SLA")
+    def sla_targets(self, ticket: Ticket) -> str:
+        """Each target of the ticket's policy: its deadline, when it was met, and whether it is breached or paused."""
+        now = timezone.now()
+        view = sla_view(ticket.sla_clock, now=now)
+        if view is None:
+            return "Sem política de SLA para esta prioridade."
+
+        def reading(target) -> str:
+            if target["violada"]:
+                return "violada"
+            if target["cumprida_em"] is not None:
+                return "cumprida"
+            return "pausada" if target["pausada"] else "no prazo"
+
+        rows = format_html_join(
+            "",
+            '<li class="meta-sla">{}: vence {}, cumprida {} — <strong>{}</strong></li>',
+            (
+                (
+                    LABELS_BY_NAME[target["tipo"]],
+                    _when(target["vence_em"]),
+                    _when(target["cumprida_em"]),
+                    reading(target),
+                )
+                for target in view["metas"]
+            ),
+        )
+        return format_html('<ul class="metas-sla" style="margin:0;padding-left:1.2em">{}</ul>', rows)
 
     @admin.display(description="tags")
     def tag_list(self, ticket: Ticket) -> str:

@@ -179,6 +179,8 @@ class Ticket(models.Model):
     sla_due_at = models.DateTimeField("próximo prazo", null=True, blank=True, editable=False)
     sla_risk_at = models.DateTimeField("em risco a partir de", null=True, blank=True, editable=False)
     sla_breached = models.BooleanField("SLA violado", default=False, db_default=False, editable=False)
+    # When the beat has an `em_risco` or `violado` to announce for this ticket (sla.clock.SlaClock.next_announcement).
+    sla_event_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Metrics (`incluir=metricas`), kept by the services that move them, under the ticket's row lock: the first
     # public agent reply, business minutes from creation to it and to the (last) resolution, how many times the
     # ticket left `resolvido`/`fechado`, and its public replies counted by side (internal notes are not replies).
@@ -229,6 +231,8 @@ class Ticket(models.Model):
                 name="ticket_org_sla_risk",
             ),
             models.Index(fields=["organization"], condition=Q(sla_breached=True), name="ticket_org_sla_breached"),
+            # The beat's announcements, every organization's, the earliest first.
+            models.Index(fields=["sla_event_at"], condition=Q(sla_event_at__isnull=False), name="ticket_sla_event"),
         ]
 
     def __str__(self) -> str:

@@ -22,7 +22,7 @@ from tickets.attachments.signing import attachment_url
 from tickets.fields.selectors import fields_shown, shown_values
 from tickets.models import Attachment, Contact, Reply, ReplyOrigin, Ticket, TicketStatus
 from tickets.selectors import reply_rows_by_ticket
-from tickets.service_levels import sla_view
+from tickets.service_levels import sla_view, target_view
 
 # --- columns: what each shape reads --------------------------------------------------------------
 
@@ -221,20 +221,27 @@ def _tags_block(row) -> dict:
     return {"tags": list(row.tags)}
 
 
+def sla_public(clock_json: dict | None, now) -> dict | None:
+    """The `sla` block's value (an SLA event's `data.sla`): the ticket's targets as stored by its clock
+    (tickets.service_levels.sla_view); only `violada` of a running target depends on `now`."""
+    view = sla_view(clock_json, now=now)
+    if view is not None:
+        view["metas"] = [_target_instants(target) for target in view["metas"]]
+    return view
+
+
+def sla_target_public(target, now) -> dict:
+    """One target (sla.clock.Target) as `metas` shows it: an SLA event's `data.meta`."""
+    return _target_instants(target_view(target, now=now))
+
+
+def _target_instants(target: dict) -> dict:
+    return target | {"vence_em": iso(target["vence_em"]), "cumprida_em": iso(target["cumprida_em"])}
+
+
 def _sla_block(rows) -> list[dict]:
-    """`sla`: the ticket's targets as stored by its clock (tickets.service_levels); only `violada` of a running
-    target depends on when it is read."""
     now = timezone.now()
-    blocks = []
-    for row in rows:
-        view = sla_view(row.sla_clock, now=now)
-        if view is not None:
-            view["metas"] = [
-                target | {"vence_em": iso(target["vence_em"]), "cumprida_em": iso(target["cumprida_em"])}
-                for target in view["metas"]
-            ]
-        blocks.append({"sla": view})
-    return blocks
+    return [{"sla": sla_public(row.sla_clock, now)} for row in rows]
 
 
 METRICS_COLUMNS = (

@@ -15,12 +15,15 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from helpdesk.actors import SYSTEM
 from sla.calendar import business_minutes_between
 from sla.clock import (
     Phase,
     SlaClock,
+    Target,
     clock_adopted,
     clock_agent_replied,
+    clock_announced,
     clock_customer_replied,
     clock_from_json,
     clock_phase_changed,
@@ -31,6 +34,7 @@ from sla.clock import (
 from sla.models import SlaRetarget
 from sla.rules import TARGETS
 from sla.selectors import POLICIES_CACHE_SECONDS, ServiceLevels, calendar_of_data, service_levels
+from tickets import signals
 from tickets.models import StatusCategory, Ticket
 
 PHASES = {
@@ -40,7 +44,7 @@ PHASES = {
     StatusCategory.RESOLVED: Phase.STOPPED,
     StatusCategory.CLOSED: Phase.STOPPED,
 }
-SLA_FIELDS = ["sla_clock", "sla_version", "sla_due_at", "sla_risk_at", "sla_breached"]
+SLA_FIELDS = ["sla_clock", "sla_version", "sla_due_at", "sla_risk_at", "sla_breached", "sla_event_at"]
 RETARGET_BATCH = 500
 
 
@@ -48,12 +52,15 @@ def phase_of(category: str) -> Phase:
     return PHASES[category]
 
 
-def _stored(ticket: Ticket, clock: SlaClock, levels: ServiceLevels) -> list[str]:
+def _stored(ticket: Ticket, clock: SlaClock, levels: ServiceLevels | None) -> list[str]:
+    """The clock and the columns derived from it, on the ticket (`levels` None: the version it had)."""
     ticket.sla_clock = clock_to_json(clock)
-    ticket.sla_version = levels.version
+    if levels is not None:
+        ticket.sla_version = levels.version
     ticket.sla_due_at = clock.next_due()
     ticket.sla_risk_at = clock.next_risk()
     ticket.sla_breached = clock.breached()
+    ticket.sla_event_at = clock.next_announcement()
     return list(SLA_FIELDS)
 
 
@@ -159,18 +166,16 @@ def sla_view(clock_json: dict | None, *, now: datetime) -> dict | None:
     shown = clock.shown
     if not clock.has_policy and not shown:
         return None
+    return {"politica": clock.policy, "metas": [target_view(target, now=now) for target in shown]}
+
+
+def target_view(target: Target, *, now: datetime) -> dict:
     return {
-        "politica": clock.policy,
-        "metas": [
-            {
-                "tipo": TARGETS[target.kind],
-                "vence_em": target.due_at,
-                "cumprida_em": target.met_at,
-                "violada": target.violated(now),
-                "pausada": target.paused,
-            }
-            for target in shown
-        ],
+        "tipo": TARGETS[target.kind],
+        "vence_em": target.due_at,
+        "cumprida_em": target.met_at,
+        "violada": target.violated(now),
+        "pausada": target.paused,
     }
 
 
@@ -249,6 +254,66 @@ def _retarget_batch(ids, levels: ServiceLevels, calendar_before, changed_at: dat
             ticket.save(update_fields=[*_stored(ticket, clock, levels), "updated_at"])
             moved += 1
     return moved
+
+
+# --- the beat's announcements --------------------------------------------------------------------------------
+
+ANNOUNCE_BATCH = 100
+
+
+def sla_announcements_run(*, now: datetime | None = None) -> int:
+    """`ticket.sla_em_risco` and `ticket.sla_violado` for every ticket whose announcement is due (`sla_event_at`),
+    each once per target and cycle: the ticket is taken under its row lock (SKIP LOCKED: two beats take different
+    tickets), its clock marks what it announced in the same transaction as the events (tickets.signals), so a
+    beat restarted, or another one, finds nothing left to say. Returns the announcements made."""
+    now = now or timezone.now()
+    announced = 0
+    while True:
+        with transaction.atomic():
+            due = (
+                Ticket.objects.select_for_update(of=("self",), skip_locked=True)
+                .select_related("organization", "status", "requester", "assignee")
+                .filter(sla_event_at__lte=now)
+                .order_by("sla_event_at")[:ANNOUNCE_BATCH]
+            )
+            tickets = list(due)
+            for ticket in tickets:
+                announced += _announce(ticket, now)
+        if len(tickets) < ANNOUNCE_BATCH:
+            return announced
+
+
+def _announce(ticket: Ticket, now: datetime) -> int:
+    clock, announcements = clock_announced(clock_from_json(ticket.sla_clock), now=now)
+    # Marked announced: nothing a partner reads changed (`violada` was already what `vence_em` said), so the
+    # ticket keeps its place in the change list.
+    ticket.save(update_fields=_stored(ticket, clock, None))
+    for alert, target in announcements:
+        signals.ticket_sla_alert.send(sender=Ticket, ticket=ticket, alert=alert, target=target, actor=SYSTEM)
+    return len(announcements)
+
+
+# --- what agents see ---------------------------------------------------------------------------------------
+
+SLA_STATES = {
+    "violado": ("SLA violado", "#B91C1C"),
+    "em_risco": ("em risco", "#B45309"),
+    "pausado": ("pausado", "#6B7280"),
+    "no_prazo": ("no prazo", "#047857"),
+}
+
+
+def sla_state(ticket: Ticket, *, now: datetime) -> str | None:
+    """The queue's reading of a ticket (the admin's colour): `violado` (a target breached, met late or past its
+    deadline), `em_risco` (a target running past 80%), `pausado` (targets owed, waiting for the customer),
+    `no_prazo` (targets running in time); None with nothing owed. From the columns, and the clock for a pause."""
+    if ticket.sla_breached or (ticket.sla_due_at is not None and ticket.sla_due_at < now):
+        return "violado"
+    if ticket.sla_due_at is not None:
+        return "em_risco" if ticket.sla_risk_at is not None and ticket.sla_risk_at <= now else "no_prazo"
+    if ticket.sla_clock is not None and any(t.paused for t in clock_from_json(ticket.sla_clock).shown):
+        return "pausado"
+    return None
 
 
 # --- what lists filter by ---------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ Every signal is sent with `sender` the model class and these keyword arguments:
 - attachment_added: attachment, actor
 - ticket_fields_changed: ticket, changes ({chave: tickets.fields.rules.FieldChange(previous, current,
   shown_to_partner)}, every field the write changed, hidden ones too), actor
+- ticket_sla_alert: ticket, alert ("em_risco": 80% of a target's business time is gone; "violado": its deadline
+  passed), target (sla.clock.Target, as announced), actor (the system: the beat); once per target and cycle
 - contact_updated: contact, changed (field names; None when a partner's request filled blank ones), actor
 - contact_anonymized: contact (as it now is), previous (ContactIdentity: what it was), tickets (TicketRef of
   each ticket it asked), actor; listeners remove their copies of `previous` in the same transaction
@@ -38,5 +40,6 @@ note_added = Signal()
 reply_edited = Signal()
 attachment_added = Signal()
 ticket_fields_changed = Signal()
+ticket_sla_alert = Signal()
 contact_updated = Signal()
 contact_anonymized = Signal()

@@ -4,7 +4,7 @@ from celery import shared_task
 
 from tickets.attachments.services import attachment_files_sweep
 from tickets.counts import ticket_counts_recount
-from tickets.service_levels import sla_retargets_run
+from tickets.service_levels import sla_announcements_run, sla_retargets_run
 from tickets.services import tombstones_purge_expired
 
 
@@ -30,3 +30,9 @@ def recount_ticket_counts() -> int:
 def retarget_sla_deadlines() -> int:
     """Open tickets' SLA deadlines moved to an organization's new calendar or policies (sla.models.SlaRetarget)."""
     return sla_retargets_run()
+
+
+@shared_task(name="tickets.announce_sla_deadlines", ignore_result=True)
+def announce_sla_deadlines() -> int:
+    """`ticket.sla_em_risco` and `ticket.sla_violado` when their moment came, each once per target and cycle."""
+    return sla_announcements_run()

@@ -14,6 +14,8 @@ from tickets.api.serializers import (
     AgentRefOut,
     CustomFieldValueField,
     ReplyPublicOut,
+    SlaOut,
+    SlaTargetOut,
     StatusOut,
     TicketSummaryWithBlocksOut,
 )
@@ -131,6 +133,19 @@ KINDS = {
         "EventoCamposAlterados",
         "Um atendente mudou campos personalizados visíveis ao parceiro (só campos ocultos: nenhum evento).",
         {"alteracoes": lambda: FieldChangesOut()},
+    ),
+    EventKind.SLA_AT_RISK: (
+        "EventoSlaEmRisco",
+        "Uma meta de SLA do ticket gastou 80% do seu tempo em horário comercial (uma vez por meta e ciclo; "
+        "enviado pelo beat até 60 s depois do momento). `meta` é a meta que chegou lá, `sla` todas, como o bloco "
+        "`sla` do `incluir` as mostrava nesse momento.",
+        {"sla": lambda: SlaOut(), "meta": lambda: SlaTargetOut()},
+    ),
+    EventKind.SLA_BREACHED: (
+        "EventoSlaViolado",
+        "O prazo de uma meta de SLA do ticket passou sem ela ser cumprida (uma vez por meta e ciclo; também quando a "
+        "meta foi cumprida com atraso antes de o beat ver o prazo passar). `meta` é essa meta, `sla` todas.",
+        {"sla": lambda: SlaOut(), "meta": lambda: SlaTargetOut()},
     ),
     EventKind.DELETED: ("EventoTicketExcluido", "O ticket foi excluído (admin, painel, comando).", {}),
     EventKind.CONTACT_ANONYMIZED: (

@@ -1,8 +1,9 @@
 import pytest
 
+from tests.e2e.browser import ARTIFACTS, CHROMIUM
 from tests.e2e.stack import Receiver, RunnerStack, Stack
 
-STACKS = ("stack", "runner_stack")
+STACKS = ("stack", "runner_stack", "sla_stack")
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +49,38 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+
+
+# The admin in Chromium (tests/e2e/browser.py): one browser per module, a fresh context per test.
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        running = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield running
+        running.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    yield page
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()

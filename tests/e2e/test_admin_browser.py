@@ -3,62 +3,11 @@ against the running stack, so what staff do reaches the partner for real."""
 
 import json
 import re
-import shutil
-from pathlib import Path
 
-import pytest
-
+from tests.e2e.browser import log_in, needs_chromium
 from tests.e2e.stack import ADMIN_PASSWORD, wait_for
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-pytestmark = pytest.mark.skipif(
-    shutil.which(CHROMIUM) is None,
-    reason="Chromium is not installed (apt-get install chromium chromium-driver); .ci/run installs it",
-)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        running = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        yield running
-        running.close()
-
-
-@pytest.fixture
-def page(browser, request):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="pt-BR")
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    yield page
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
-
-
-def log_in(page, stack, email="admin@e2e.test", password=ADMIN_PASSWORD):
-    page.goto(f"{stack.base_url}/admin/login/")
-    page.fill("#id_username", email)
-    page.fill("#id_password", password)
-    page.click("input[type=submit]")
-    page.wait_for_selector("#site-name")
+pytestmark = needs_chromium
 
 
 def open_ticket(page, stack, ticket):

@@ -5,12 +5,14 @@ grow: `make event-schemas` refreshes it after an addition)."""
 
 import copy
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
 from integrations.api.event_schemas import incompatible_changes, incompatible_kinds, shapes
 from integrations.models import EventKind, WebhookEvent
@@ -18,6 +20,7 @@ from tests.assertions import assert_success, panel_client
 from tests.contract import ALL_EVENTS
 from tests.factories import make_agent, make_webhook, status_of
 from tickets.models import Ticket
+from tickets.service_levels import sla_announcements_run
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "docs" / "event-schemas.json"
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
@@ -69,6 +72,8 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
     """Each kind, by an agent at the panel API (or the system for the test event), as partners see them."""
     make_webhook(organization)
     agent = panel_client(admin.email)
+    policies = {"politicas": [{"prioridade": "media", "primeira_resposta": 30, "resolucao": 60}]}
+    assert_success(agent.put("/api/sla", policies, format="json"), 200, "Políticas de SLA atualizadas.")
     colleague = make_agent(organization, name="Carla Colega")
     created = agent.post(
         "/api/tickets",
@@ -85,6 +90,8 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
         partner.post(f"/api/v1/tickets/{ticket}/respostas", {"mensagem": "Novidades?"}, format="json").status_code
         == 201
     )
+    # The beat, a day later: both targets at risk, then breached.
+    assert sla_announcements_run(now=timezone.now() + timedelta(days=1)) == 4
     reply = agent.post(
         f"/api/tickets/{ticket}/respostas",
         {"mensagem": "Segue o comprovante.", "arquivo": SimpleUploadedFile("c.txt", b"Comprovante\n", "text/plain")},

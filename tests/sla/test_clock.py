@@ -17,6 +17,7 @@ from sla.clock import (
     Phase,
     clock_adopted,
     clock_agent_replied,
+    clock_announced,
     clock_customer_replied,
     clock_from_json,
     clock_phase_changed,
@@ -228,3 +229,33 @@ def test_the_business_time_running_before_the_deadline_is_the_target(calendar, m
         return
     assert target.due_at is not None
     assert spent_before + business_time_between(calendar, since, target.due_at) == timedelta(minutes=minutes)
+
+
+def test_the_beat_announces_risk_then_breach_once_per_target_and_cycle():
+    clock = started(local(26, 10))
+    assert clock.next_announcement() == local(26, 11, 36)  # the first response's 80%
+
+    clock, said = clock_announced(clock, now=local(26, 11, 40))
+    assert [(alert, target.kind) for alert, target in said] == [("em_risco", FIRST_RESPONSE)]
+    assert clock.next_announcement() == local(26, 12)  # then its deadline
+    assert clock_announced(clock, now=local(26, 11, 50))[1] == []
+
+    clock, said = clock_announced(clock, now=local(26, 12, 1))
+    assert [(alert, target.kind) for alert, target in said] == [("violado", FIRST_RESPONSE)]
+    assert clock.target(FIRST_RESPONSE).breached and clock_announced(clock, now=local(26, 13))[1] == []
+
+    # A new next-response cycle is announced again; a target met late before the beat looked still is, both moments.
+    clock = clock_agent_replied(clock, calendar=OFFICE, now=local(26, 13))
+    clock = clock_customer_replied(clock, policy=POLICY, calendar=OFFICE, now=local(26, 14), phase=Phase.RUNNING)
+    clock = clock_agent_replied(clock, calendar=OFFICE, now=local(26, 15, 10))  # 10 minutes late
+    clock, said = clock_announced(clock, now=local(26, 15, 10))
+    assert [(alert, target.kind, target.cycle) for alert, target in said] == [
+        ("em_risco", NEXT_RESPONSE, 1),
+        ("violado", NEXT_RESPONSE, 1),
+    ]
+
+
+def test_a_beat_that_slept_past_both_moments_announces_both_in_order():
+    clock, said = clock_announced(started(local(26, 10)), now=local(26, 12, 5))
+
+    assert [alert for alert, _target in said] == ["em_risco", "violado"]

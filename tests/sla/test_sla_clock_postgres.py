@@ -1,16 +1,24 @@
 """The SLA clock on PostgreSQL, with threads: concurrent replies of both sides on one ticket lose no count and leave
-a clock that agrees with them; two beats re-targeting at once move every open ticket once."""
+a clock that agrees with them; two beats re-targeting at once move every open ticket once; two beats announcing at
+once, and again later, send each moment of each target once."""
+
+import json
+from collections import Counter
+from datetime import timedelta
+from unittest import mock
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from integrations.models import EventKind, WebhookEvent
 from sla.models import SlaRetarget
 from sla.policies import Policy
 from sla.services import sla_policies_set
 from tests.factories import make_agent, make_key, make_organization, make_ticket
 from tests.threads import in_parallel
 from tickets.models import Ticket
-from tickets.service_levels import sla_retargets_run
+from tickets.service_levels import sla_announcements_run, sla_retargets_run
 from tickets.services import reply_create_by_agent
 
 THREADS = 8
@@ -60,3 +68,25 @@ def test_two_beats_retarget_every_open_ticket_once(postgres_only):
         for ticket in Ticket.objects.filter(organization__in=organizations)
     )
     assert SlaRetarget.objects.filter(passes=1).count() == 3
+
+
+def test_two_beats_at_once_announce_each_moment_once(postgres_only):
+    organization = make_organization("Dois beats")
+    sla_policies_set(organization=organization, policies=[Policy("media", first_response=30, resolution=60)])
+    with mock.patch("django.utils.timezone.now", return_value=timezone.now() - timedelta(hours=2)):
+        tickets = [make_ticket(organization) for _ in range(6)]
+
+    said = in_parallel([sla_announcements_run for _ in range(2)])
+    again = in_parallel([sla_announcements_run for _ in range(2)])  # a restart, or a second beat, later
+
+    assert not [result for result in said + again if isinstance(result, Exception)], said + again
+    assert sum(said) == 6 * 4 and sum(again) == 0  # risk and breach of both targets of each ticket
+    events = WebhookEvent.objects.filter(
+        organization=organization, kind__in=[EventKind.SLA_AT_RISK, EventKind.SLA_BREACHED]
+    )
+    per_ticket_and_target = Counter(
+        (body["evento"], body["data"]["ticket"]["id"], body["data"]["meta"]["tipo"])
+        for body in (json.loads(text) for text in events.values_list("body", flat=True))
+    )
+    assert len(per_ticket_and_target) == 6 * 4 and set(per_ticket_and_target.values()) == {1}
+    assert {ticket_id for _kind, ticket_id, _tipo in per_ticket_and_target} == {str(t.pk) for t in tickets}

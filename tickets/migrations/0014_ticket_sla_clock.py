@@ -126,5 +126,16 @@ class Migration(migrations.Migration):
                 condition=models.Q(("sla_breached", True)), fields=["organization"], name="ticket_org_sla_breached"
             ),
         ),
+        migrations.AddField(
+            model_name="ticket",
+            name="sla_event_at",
+            field=models.DateTimeField(blank=True, editable=False, null=True),
+        ),
+        AddIndexConcurrentlyOnPostgreSQL(
+            model_name="ticket",
+            index=models.Index(
+                condition=models.Q(("sla_event_at__isnull", False)), fields=["sla_event_at"], name="ticket_sla_event"
+            ),
+        ),
         migrations.RunPython(_count_replies, migrations.RunPython.noop, elidable=True),
     ]
