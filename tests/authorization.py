@@ -44,6 +44,7 @@ from tickets.services import (
     RequesterData,
     TagsChange,
     ticket_fields_set,
+    ticket_rate_by_customer,
     ticket_tags_change_by_customer,
     ticket_update,
 )
@@ -259,7 +260,10 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         priority="urgente",
         external_id=f"pedido-{label}",
     )
-    ticket_update(ticket=first, status=status_of(organization, "em_andamento"), assignee=colleague)
+    # Resolved once and reopened (by its agent): the customer's rating of that resolution carries the marker.
+    ticket_update(ticket=first, status=status_of(organization, "resolvido"), assignee=colleague)
+    ticket_update(ticket=first, status=status_of(organization, "em_andamento"))
+    ticket_rate_by_customer(organization=organization, ticket_id=first.pk, score=4, comment=f"Avaliação {marker}")
     # Tags both organizations use, and one only this one has (its marker, normalised): the partner's own change,
     # which emits nothing.
     ticket_tags_change_by_customer(organization=organization, ticket_id=first.pk, change=TagsChange.of(["vip", marker]))
@@ -346,6 +350,7 @@ BODIES = {
     "PATCH /api/v1/tickets/{id}/tags": lambda world: {"adicionar": ["intrusao"], "remover": ["acme"]},
     "POST /api/v1/tickets/{id}/resolver": lambda world: None,
     "POST /api/v1/tickets/{id}/reabrir": lambda world: None,
+    "POST /api/v1/tickets/{id}/avaliacao": lambda world: {"nota": 1, "comentario": "Intrusão"},
     "PATCH /api/v1/contatos/{id}": lambda world: {
         "nome": "Intruso",
         "email": world.a.ticket.requester.email,
@@ -407,6 +412,7 @@ SUCCESS = {
     "PATCH /api/v1/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),
     "POST /api/v1/tickets/{id}/resolver": (200, "Ticket resolvido."),
     "POST /api/v1/tickets/{id}/reabrir": (200, "Ticket reaberto."),
+    "POST /api/v1/tickets/{id}/avaliacao": (200, "Avaliação atualizada."),
     "PATCH /api/v1/tickets/{id}/tags": (200, "Tags atualizadas."),
     "GET /api/v1/tickets/{id}/anexos": (200, "Anexos listados."),
     "POST /api/v1/tickets/{id}/anexos": (201, "Anexo enviado."),

@@ -273,6 +273,8 @@ BLOCK_COMBINATIONS = [
     "sla",
     "metricas,sla",
     "metricas,campos,sla,tags,contato,atendente",
+    "avaliacao",
+    "avaliacao,metricas,campos,sla,tags,contato,atendente",
 ]
 
 

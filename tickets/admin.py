@@ -6,14 +6,17 @@ the agent panel API.
 
 import contextlib
 import re
+from datetime import datetime, time, timedelta
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.exceptions import PermissionDenied
 from django.db.models import F, Q
 from django.http import HttpResponseRedirect
-from django.urls import reverse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 
@@ -41,8 +44,17 @@ from tickets.fields.admin import (
 )
 from tickets.fields.rules import custom_values_clean
 from tickets.fields.selectors import field_definitions
-from tickets.models import AttachmentUsage, Contact, Reply, ReplyOrigin, StatusCategory, Ticket, TicketStatus
-from tickets.selectors import tag_counts, ticket_status_history
+from tickets.models import (
+    AttachmentUsage,
+    Contact,
+    Reply,
+    ReplyOrigin,
+    StatusCategory,
+    Ticket,
+    TicketRating,
+    TicketStatus,
+)
+from tickets.selectors import satisfaction_report, tag_counts, ticket_status_history
 from tickets.service_levels import SLA_FILTERS, SLA_STATES, sla_condition, sla_state, sla_view
 from tickets.services import (
     RequesterData,
@@ -120,6 +132,7 @@ class AssigneeFilter(admin.SimpleListFilter):
 
     title = "atendente"
     parameter_name = "atendente"
+    field = "assignee"
 
     def lookups(self, request, model_admin):
         agents = Agent.objects.order_by("name")
@@ -130,13 +143,19 @@ class AssigneeFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value() == "nenhum":
-            return queryset.filter(assignee__isnull=True)
+            return queryset.filter(**{f"{self.field}__isnull": True})
         if self.value():
             agent_id = parse_uuid(self.value())
             if agent_id is None:
                 raise IncorrectLookupParameters(f"atendente inválido: {self.value()!r}")
-            return queryset.filter(assignee_id=agent_id)
+            return queryset.filter(**{f"{self.field}_id": agent_id})
         return queryset
+
+
+class RatedAgentFilter(AssigneeFilter):
+    """A rating's agent (the one who resolved the ticket), offered as the assignees are."""
+
+    field = "agent"
 
 
 class TagFilter(admin.SimpleListFilter):
@@ -402,12 +421,24 @@ class TicketAdmin(OrganizationScopedAdmin):
         "resolved_at",
         "status_history",
         "sla_targets",
+        "ratings",
     ]
     fieldsets = [
         (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
         (
             "Atendimento",
-            {"fields": ["status", "assignee", "priority", "tags_text", "resolved_at", "sla_targets", "status_history"]},
+            {
+                "fields": [
+                    "status",
+                    "assignee",
+                    "priority",
+                    "tags_text",
+                    "resolved_at",
+                    "sla_targets",
+                    "ratings",
+                    "status_history",
+                ]
+            },
         ),
         ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
@@ -512,6 +543,27 @@ class TicketAdmin(OrganizationScopedAdmin):
             ),
         )
         return format_html('<ul class="metas-sla" style="margin:0;padding-left:1.2em">{}</ul>', rows)
+
+    @admin.display(description="avaliações do cliente")
+    def ratings(self, ticket: Ticket) -> str:
+        """Each resolution's rating, the latest first: the score, the comment, the agent rated and when."""
+        ratings = ticket.ratings.select_related("agent").order_by("-cycle")
+        if not ratings:
+            return "Sem avaliação."
+        items = format_html_join(
+            "",
+            '<li class="avaliacao">Nota <strong>{}</strong> ({}, {}){}</li>',
+            (
+                (
+                    rating.score,
+                    rating.agent.name if rating.agent else "sem atendente",
+                    _when(rating.created_at),
+                    f": “{rating.comment}”" if rating.comment else "",
+                )
+                for rating in ratings
+            ),
+        )
+        return format_html('<ul class="avaliacoes" style="margin:0;padding-left:1.2em">{}</ul>', items)
 
     @admin.display(description="tags")
     def tag_list(self, ticket: Ticket) -> str:
@@ -741,3 +793,68 @@ class AttachmentUsageAdmin(ReadOnlyOrganizationAdmin):
     def quota(self, usage) -> str:
         quota = settings.ANEXOS_QUOTA_BYTES
         return format_bytes(quota) if quota else "sem cota"
+
+
+@admin.register(TicketRating)
+class TicketRatingAdmin(ReadOnlyOrganizationAdmin):
+    """The customers' ratings (CSAT), collected by the partners: read-only, kept by the services; the report per
+    agent and period is one click away (`relatorio/`)."""
+
+    list_display = ["ticket_number", "score", "comment", "agent", "cycle", "created_at"]
+    list_select_related = ["ticket", "agent"]
+    list_filter = ["score", RatedAgentFilter]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+    fields = ["ticket", "cycle", "score", "comment", "agent", "resolved_at", "created_at", "updated_at"]
+    readonly_fields = fields
+    change_list_template = "admin/tickets/ticketrating/change_list.html"
+
+    @admin.display(description="ticket", ordering="ticket__number")
+    def ticket_number(self, rating: TicketRating) -> str:
+        return f"#{rating.ticket.number}"
+
+    def get_urls(self):
+        report = path("relatorio/", self.admin_site.admin_view(self.report_view), name="tickets_ticketrating_report")
+        return [report, *super().get_urls()]
+
+    def report_view(self, request):
+        """Per agent, for a period (`de`, `ate`, dates; the last 30 days by default): ratings, average, share of 4-5,
+        and the median business minutes to the first answer and to resolution of the tickets they resolved."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = SatisfactionPeriodForm(request.GET or None)
+        since, until = form.period()
+        organization_id = user_organization_id(request)
+        rows = (
+            satisfaction_report(organization_id=organization_id, since=since, until=until)
+            if organization_id is not None
+            else None
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Satisfação por atendente",
+            "opts": self.model._meta,
+            "form": form,
+            "rows": rows,
+        }
+        return TemplateResponse(request, "admin/tickets/ticketrating/report.html", context)
+
+
+class SatisfactionPeriodForm(forms.Form):
+    de = forms.DateField(label="De", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    ate = forms.DateField(label="Até", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    DEFAULT_DAYS = 30
+
+    def period(self) -> tuple:
+        """[since, until) as instants: from `de` at 00:00 to the day after `ate` at 00:00, in the admin's time zone."""
+        today = timezone.localdate()
+        valid = self.is_bound and self.is_valid()
+        until_day = (valid and self.cleaned_data["ate"]) or today
+        since_day = (valid and self.cleaned_data["de"]) or until_day - timedelta(days=self.DEFAULT_DAYS - 1)
+        if not self.is_bound:
+            self.initial = {"de": since_day, "ate": until_day}
+        zone = timezone.get_current_timezone()
+        since = datetime.combine(since_day, time.min, tzinfo=zone)
+        until = datetime.combine(until_day + timedelta(days=1), time.min, tzinfo=zone)
+        return since, until

@@ -32,6 +32,22 @@ class TicketClosed(Conflict):
     detail = "Tickets fechados não recebem novas respostas."
 
 
+class TicketNotResolved(Conflict):
+    """A rating of a ticket never resolved: there is nothing to rate yet."""
+
+    message = "Ticket ainda não resolvido."
+    field = "status"
+    detail = "A avaliação é aceita depois que o ticket é resolvido pela primeira vez."
+
+
+class RatingClosed(Conflict):
+    """A rating changed more than RATING_CHANGE_DAYS after the first one of its resolution cycle."""
+
+    message = "Avaliação encerrada."
+    field = "nota"
+    detail = "A avaliação deste ciclo pode ser alterada só nos 7 dias seguintes à primeira."
+
+
 class StatusUnavailable(Conflict):
     """A move the organization has no status for (its statuses of that category were all removed or
     recategorised in the admin)."""

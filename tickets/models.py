@@ -191,6 +191,22 @@ class Ticket(models.Model):
     reopen_count = models.PositiveIntegerField("reaberturas", default=0, db_default=0, editable=False)
     agent_reply_count = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     customer_reply_count = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    # Satisfaction (issue 23): how many times the ticket entered `resolvido` (each a rating cycle), the agent who
+    # resolved it last (the one rated; the assignee when the customer or the system resolved it), and the rating
+    # of the last cycle (`incluir=avaliacao`; cleared by the next resolution). Kept by tickets.services.
+    resolution_count = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    resolved_by = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False, db_index=False
+    )
+    current_rating = models.ForeignKey(
+        "TicketRating",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        db_index=False,  # read from the ticket only (a join by the rating's key)
+    )
     # The ticket's place in GET /api/v1/tickets/alteracoes (foundation.feeds), written by every save
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
@@ -231,6 +247,8 @@ class Ticket(models.Model):
                 name="ticket_org_sla_risk",
             ),
             models.Index(fields=["organization"], condition=Q(sla_breached=True), name="ticket_org_sla_breached"),
+            # The satisfaction report: an agent's resolutions of a period (and an agent's deletion, SET_NULL).
+            models.Index(fields=["organization", "resolved_by", "resolved_at"], name="ticket_org_resolver"),
             # The beat's announcements, every organization's, the earliest first.
             models.Index(fields=["sla_event_at"], condition=Q(sla_event_at__isnull=False), name="ticket_sla_event"),
         ]
@@ -497,3 +515,36 @@ class TicketFieldValue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field_id} {self.ticket_id}"
+
+
+class TicketRating(models.Model):
+    """The customer's satisfaction with a resolution (CSAT), collected by the partner
+    (POST /api/v1/tickets/{id}/avaliacao): one per resolution cycle (`cycle`, the ticket's resolution_count when it
+    was given), changeable for 7 days, tied to the agent who resolved the ticket. Written by tickets.services."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, verbose_name="organização", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    ticket = models.ForeignKey(Ticket, verbose_name="ticket", on_delete=models.CASCADE, related_name="ratings")
+    cycle = models.PositiveIntegerField("ciclo de resolução")
+    score = models.PositiveSmallIntegerField("nota")
+    comment = models.TextField("comentário", blank=True)
+    agent = models.ForeignKey(
+        Agent, verbose_name="atendente", null=True, blank=True, on_delete=models.SET_NULL, related_name="ratings"
+    )
+    resolved_at = models.DateTimeField("resolvido em", null=True, blank=True)
+    created_at = models.DateTimeField("criado em", default=timezone.now, editable=False)
+    updated_at = models.DateTimeField("atualizado em", auto_now=True)
+
+    class Meta:
+        verbose_name = "avaliação"
+        verbose_name_plural = "avaliações"
+        constraints = [models.UniqueConstraint(fields=["ticket", "cycle"], name="rating_ticket_cycle_unique")]
+        indexes = [
+            # The report: an organization's ratings of a period, by agent.
+            models.Index(fields=["organization", "created_at"], name="rating_org_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Nota {self.score} (ticket {self.ticket_id})"

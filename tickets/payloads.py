@@ -79,6 +79,11 @@ def iso(value) -> str | None:
 # --- tickets ------------------------------------------------------------------------------------
 
 
+def rating_public(rating) -> dict:
+    """A rating as POST /api/v1/tickets/{id}/avaliacao answers it (the `avaliacao` block's value)."""
+    return {"nota": rating.score, "comentario": rating.comment, "criado_em": iso(rating.created_at)}
+
+
 def ticket_summary(row) -> dict:
     """TicketPublico without respostas, from a TICKET_COLUMNS row (also a webhook's `ticket`)."""
     return {
@@ -267,6 +272,19 @@ def _metrics_block(row) -> dict:
     }
 
 
+def _rating_block(row) -> dict:
+    """`avaliacao`: the rating of the ticket's last resolution cycle (a column of the ticket's own query: a join)."""
+    if row.current_rating__score is None:
+        return {"avaliacao": None}
+    return {
+        "avaliacao": {
+            "nota": row.current_rating__score,
+            "comentario": row.current_rating__comment,
+            "criado_em": iso(row.current_rating__created_at),
+        }
+    }
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
@@ -279,6 +297,10 @@ TICKET_BLOCKS = {
     ),
     "sla": TicketBlock(columns=("sla_clock",), build=_sla_block),
     "metricas": TicketBlock(columns=METRICS_COLUMNS, build=_each(_metrics_block)),
+    "avaliacao": TicketBlock(
+        columns=("current_rating__score", "current_rating__comment", "current_rating__created_at"),
+        build=_each(_rating_block),
+    ),
 }
 ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
 

@@ -9,6 +9,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
@@ -30,10 +31,12 @@ from tickets import signals
 from tickets.exceptions import (
     ContactAnonymized,
     ContactExternalIdTaken,
+    RatingClosed,
     ReplyNotEditable,
     StatusUnavailable,
     TicketClosed,
     TicketNotFound,
+    TicketNotResolved,
 )
 from tickets.fields.rules import FieldChange, custom_values_clean, values_ordered
 from tickets.fields.selectors import field_definitions
@@ -49,6 +52,7 @@ from tickets.models import (
     StatusCategory,
     Ticket,
     TicketFieldValue,
+    TicketRating,
     TicketSequence,
     TicketStatus,
     TicketTombstone,
@@ -519,6 +523,8 @@ def _ticket_change(
         *_apply_assignee(ticket, assignee, unassign),
         *tags_changed,
     ]
+    if "resolved_at" in changed and ticket.resolved_at is not None:
+        changed += _resolution_counted(ticket, actor)
     if "status" in changed or "priority" in changed:
         # A resolution meets its target at the ticket's resolvido_em.
         now = ticket.resolved_at if "resolved_at" in changed and ticket.resolved_at else timezone.now()
@@ -534,6 +540,61 @@ def _ticket_change(
             removed=sorted(set(previous_tags) - set(ticket.tags)),
             actor=actor,
         )
+
+
+def _resolution_counted(ticket: Ticket, actor: Actor) -> list[str]:
+    """A new resolution cycle, to be rated (POST /api/v1/tickets/{id}/avaliacao): by the agent who resolved it, or
+    by its assignee when the customer or the system did; the last cycle's rating is no longer the current one."""
+    ticket.resolution_count += 1
+    ticket.resolved_by = actor.agent if actor.kind == Actor.AGENT else ticket.assignee
+    ticket.current_rating = None
+    return ["resolution_count", "resolved_by", "current_rating"]
+
+
+RATING_CHANGE_DAYS = 7
+
+
+def ticket_rate_by_customer(*, organization: Organization, ticket_id, score: int, comment: str = "") -> tuple:
+    """The customer's rating of the ticket's last resolution, collected by the partner (POST .../avaliacao): the
+    first of a cycle is kept (created True), another within RATING_CHANGE_DAYS of it replaces its score and comment;
+    later it is refused (RatingClosed), as is a rating of a ticket never resolved (TicketNotResolved). Under the
+    ticket's row lock: two at once are one rating, then its replacement. The ticket moves in the change list (its
+    `avaliacao` block changed). Returns (rating, created); errors are raised after the block, as in
+    reply_create_by_customer."""
+    error: ApplicationError | None = None
+    rating, created = None, False
+    with transaction.atomic(savepoint=False):
+        ticket = _locked_ticket_of(organization, ticket_id)
+        if ticket is None:
+            error = TicketNotFound()
+        elif ticket.resolution_count == 0:
+            error = TicketNotResolved()
+        else:
+            now = timezone.now()
+            rating = TicketRating.objects.filter(ticket=ticket, cycle=ticket.resolution_count).first()
+            if rating is None:
+                rating = TicketRating.objects.create(
+                    organization=organization,
+                    ticket=ticket,
+                    cycle=ticket.resolution_count,
+                    score=score,
+                    comment=comment,
+                    agent=ticket.resolved_by,
+                    resolved_at=ticket.resolved_at,
+                    created_at=now,
+                )
+                created = True
+            elif now - rating.created_at > timedelta(days=RATING_CHANGE_DAYS):
+                error = RatingClosed()
+            else:
+                rating.score, rating.comment = score, comment
+                rating.save(update_fields=["score", "comment", "updated_at"])
+            if error is None:
+                ticket.current_rating = rating
+                ticket.save(update_fields=["current_rating", "updated_at"])
+    if error is not None:
+        raise error
+    return rating, created
 
 
 def _apply_tags(ticket: Ticket, change: TagsChange) -> list[str]:
@@ -1055,7 +1116,9 @@ def _locked(tickets: QuerySet[Ticket]) -> Ticket | None:
     status or assignee changed no longer matches them and is left out, as if it did not exist.
     Then the row is locked alone, which nothing can change any more, and read again.
     """
-    lockable = tickets.select_for_update(of=("self",)).select_related("status", "organization", "requester", "assignee")
+    lockable = tickets.select_for_update(of=("self",)).select_related(
+        "status", "organization", "requester", "assignee", "current_rating"
+    )
     found = lockable.first()
     if found is None and tickets.select_for_update().values_list("pk").first() is not None:
         found = lockable.first()

@@ -15,7 +15,7 @@ from tickets.services import ticket_delete, ticket_update
 
 EVENTS = "/api/v1/eventos"
 WEBHOOKS = "/api/webhooks"
-UNKNOWN = "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas."
+UNKNOWN = "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao."
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits", "example_dns", "queued")
 

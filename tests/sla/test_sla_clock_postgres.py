@@ -1,6 +1,6 @@
 """The SLA clock on PostgreSQL, with threads: concurrent replies of both sides on one ticket lose no count and leave
 a clock that agrees with them; two beats re-targeting at once move every open ticket once; two beats announcing at
-once, and again later, send each moment of each target once."""
+once, and again later, send each moment of each target once; concurrent ratings of one cycle are one rating."""
 
 import json
 from collections import Counter
@@ -17,9 +17,9 @@ from sla.policies import Policy
 from sla.services import sla_policies_set
 from tests.factories import make_agent, make_key, make_organization, make_ticket
 from tests.threads import in_parallel
-from tickets.models import Ticket
+from tickets.models import Ticket, TicketRating
 from tickets.service_levels import sla_announcements_run, sla_retargets_run
-from tickets.services import reply_create_by_agent
+from tickets.services import reply_create_by_agent, ticket_resolve
 
 THREADS = 8
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
@@ -90,3 +90,20 @@ def test_two_beats_at_once_announce_each_moment_once(postgres_only):
     )
     assert len(per_ticket_and_target) == 6 * 4 and set(per_ticket_and_target.values()) == {1}
     assert {ticket_id for _kind, ticket_id, _tipo in per_ticket_and_target} == {str(t.pk) for t in tickets}
+
+
+def test_concurrent_ratings_of_one_cycle_are_one_rating_then_its_replacements(postgres_only):
+    organization = make_organization("Avaliações concorrentes")
+    ticket = make_ticket(organization)
+    ticket_resolve(ticket=ticket)
+    partner = APIClient()
+    partner.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(organization)}")
+
+    def rate(score):
+        return lambda: partner.post(f"/api/v1/tickets/{ticket.pk}/avaliacao", {"nota": score}, format="json")
+
+    responses = in_parallel([rate(1 + n % 5) for n in range(THREADS)])
+
+    assert sorted(getattr(r, "status_code", r) for r in responses) == [200] * (THREADS - 1) + [201]
+    [rating] = TicketRating.objects.filter(ticket=ticket)
+    assert Ticket.objects.get(pk=ticket.pk).current_rating_id == rating.pk

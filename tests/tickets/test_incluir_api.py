@@ -19,7 +19,8 @@ from tickets.services import RequesterData, ticket_delete, ticket_update
 
 TICKETS = "/api/v1/tickets"
 CHANGES = "/api/v1/tickets/alteracoes"
-UNKNOWN_NAME = "Bloco desconhecido: inexistente. Blocos aceitos: atendente, contato, tags, campos, sla, metricas."
+ACCEPTED = "Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao."
+UNKNOWN_NAME = f"Bloco desconhecido: inexistente. {ACCEPTED}"
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
 
@@ -298,21 +299,24 @@ def test_another_organizations_contact_is_a_404_before_a_bad_incluir(partner, ot
         ("inexistente", UNKNOWN_NAME),
         (
             "atendente,xyz,SLA,xyz",
-            "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+            f"Bloco desconhecido: xyz, SLA. {ACCEPTED}",
         ),
         (
             "Atendente",
-            "Bloco desconhecido: Atendente. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+            f"Bloco desconhecido: Atendente. {ACCEPTED}",
         ),
         (
             "atendente, contato",
-            "Bloco desconhecido:  contato. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+            f"Bloco desconhecido:  contato. {ACCEPTED}",
         ),
         (
             "contato_id",
-            "Bloco desconhecido: contato_id. Blocos aceitos: atendente, contato, tags, campos, sla, metricas.",
+            f"Bloco desconhecido: contato_id. {ACCEPTED}",
         ),
-        ("Tags", "Bloco desconhecido: Tags. Blocos aceitos: atendente, contato, tags, campos, sla, metricas."),
+        (
+            "Tags",
+            f"Bloco desconhecido: Tags. {ACCEPTED}",
+        ),
     ],
 )
 @pytest.mark.parametrize("path", [TICKETS, CHANGES, "one"])
@@ -403,6 +407,7 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         {"$ref": "#/components/schemas/CustomFieldsBlockOut"},
         {"$ref": "#/components/schemas/SlaBlockOut"},
         {"$ref": "#/components/schemas/MetricsBlockOut"},
+        {"$ref": "#/components/schemas/RatingBlockOut"},
     ]
     assert components["TicketSummaryWithBlocksOut"]["allOf"][0] == {"$ref": "#/components/schemas/TicketSummaryOut"}
     for block, keys in (
@@ -412,6 +417,7 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         ("CustomFieldsBlockOut", ["campos"]),
         ("SlaBlockOut", ["sla"]),
         ("MetricsBlockOut", ["metricas"]),
+        ("RatingBlockOut", ["avaliacao"]),
     ):
         assert list(components[block]["properties"]) == keys
         assert "required" not in components[block]  # present exactly when asked for
@@ -443,7 +449,10 @@ def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema,
     assert parameter["schema"] == {
         "type": "string",
         "maxLength": 255,
-        "pattern": "^((atendente|contato|tags|campos|sla|metricas)?,)*(atendente|contato|tags|campos|sla|metricas)?$",
+        "pattern": (
+            "^((atendente|contato|tags|campos|sla|metricas|avaliacao)?,)*"
+            "(atendente|contato|tags|campos|sla|metricas|avaliacao)?$"
+        ),
     }
     assert "422" in schema["paths"][path][method]["responses"]
 

@@ -78,6 +78,7 @@ from tickets.services import (
     reply_edit_as_customer,
     ticket_delete,
     ticket_fields_set,
+    ticket_rate_by_customer,
     ticket_update,
 )
 
@@ -252,6 +253,8 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     for optional in ("primeira_resposta_em", "tempo_primeira_resposta_min", "tempo_resolucao_min"):
         assert {values[optional] is None for values in metrics} == {True, False}, optional
     assert {values["reaberturas"] for values in metrics} >= {0, 1}
+    assert {ticket["avaliacao"] is None for ticket in with_blocks} == {True, False}
+    assert {ticket["avaliacao"]["comentario"] == "" for ticket in with_blocks if ticket["avaliacao"]} == {True, False}
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}
@@ -343,6 +346,11 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             tags_add=rng.sample(["vip", "Loja Centro", "ágil", "erp"], rng.choice([0, 0, 1, 3])),
         )
         ticket = ticket_fields_set(ticket=ticket, values=rng.choice(field_values), actor=SYSTEM)
+        if ticket.status.category == StatusCategory.RESOLVED and rng.random() < 0.6:  # rated (`avaliacao`)
+            comment = rng.choice(["", *TEXTS])
+            ticket_rate_by_customer(
+                organization=organization, ticket_id=ticket.pk, score=rng.randint(1, 5), comment=comment
+            )
         if ticket.status.category == StatusCategory.RESOLVED and rng.random() < 0.5:
             make_customer_reply(ticket, body=rng.choice(TEXTS))  # reopened (`reaberturas`)
     # Timestamps without microseconds are written without a fraction: both sides must agree.
@@ -406,7 +414,7 @@ def _thread(to_attr: str, queryset):
 
 
 def _with_threads(tickets):
-    return tickets.select_related("status", "requester", "assignee").prefetch_related(
+    return tickets.select_related("status", "requester", "assignee", "current_rating").prefetch_related(
         _thread("public_replies", Reply.objects.filter(is_internal=False)), _thread("thread", Reply.objects.all())
     )
 

@@ -283,6 +283,69 @@ class MetricsBlockOut(serializers.Serializer):
     metricas = TicketMetricsField(source="*", required=False, help_text="Tempos e contagens do atendimento do ticket.")
 
 
+class RatingOut(serializers.Serializer):
+    nota = serializers.IntegerField(min_value=1, max_value=5, help_text="A nota do cliente, de 1 a 5.")
+    comentario = serializers.CharField(allow_blank=True, help_text="O comentário do cliente (vazio sem comentário).")
+    criado_em = serializers.DateTimeField(
+        help_text="Quando o cliente avaliou este ciclo pela primeira vez (uma nova avaliação em 7 dias a substitui)."
+    )
+
+
+class TicketRatingField(RatingOut):
+    """The `avaliacao` block of a ticket in hand: its current cycle's rating."""
+
+    def to_representation(self, ticket):
+        rating = ticket.current_rating
+        if rating is None:
+            return None
+        return super().to_representation(
+            {"nota": rating.score, "comentario": rating.comment, "criado_em": rating.created_at}
+        )
+
+
+class RatingBlockOut(serializers.Serializer):
+    """Bloco `avaliacao` (`incluir=avaliacao`): a avaliação do cliente."""
+
+    avaliacao = TicketRatingField(
+        source="*",
+        required=False,
+        allow_null=True,
+        help_text="A avaliação do cliente da última resolução do ticket (POST /api/v1/tickets/{id}/avaliacao); null "
+        "sem avaliação deste ciclo (uma nova resolução começa outro).",
+    )
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": 5})
+class ScoreField(serializers.Field):
+    """A whole number from 1 to 5; never "5", 5.0 nor true."""
+
+    default_error_messages = {"invalid": "Informe um número inteiro de 1 a 5."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int) or not 1 <= data <= 5:
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class RatingIn(serializers.Serializer):
+    nota = ScoreField(source="score", help_text="A nota do cliente, de 1 (insatisfeito) a 5 (muito satisfeito).")
+    comentario = TextField(
+        source="comment",
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=2000,
+        help_text="O comentário do cliente, até 2.000 caracteres (opcional).",
+    )
+
+    def validate(self, attrs):
+        attrs["comment"] = attrs.get("comment") or ""
+        return attrs
+
+
 # By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
 TICKET_BLOCK_SCHEMAS = {
     "atendente": AssigneeBlockOut,
@@ -291,6 +354,7 @@ TICKET_BLOCK_SCHEMAS = {
     "campos": CustomFieldsBlockOut,
     "sla": SlaBlockOut,
     "metricas": MetricsBlockOut,
+    "avaliacao": RatingBlockOut,
 }
 
 

@@ -12,6 +12,7 @@ from integrations.api.base import PartnerViewSet, Scope
 from tickets.api.pages import ticket_list_payload
 from tickets.api.serializers import (
     BlocksQuery,
+    RatingIn,
     ReplyIn,
     TicketChangesQuery,
     TicketCreateIn,
@@ -23,6 +24,7 @@ from tickets.api.views_docs import agent_docs, ticket_docs
 from tickets.payloads import (
     AGENT_COLUMNS,
     agents_public,
+    rating_public,
     reply_public,
     reply_row,
     ticket_columns,
@@ -39,6 +41,7 @@ from tickets.services import (
     reply_ensure_editable_by_customer,
     ticket_create,
     ticket_fields_set_by_customer,
+    ticket_rate_by_customer,
     ticket_reopen_by_customer,
     ticket_resolve_by_customer,
     ticket_tags_change_by_customer,
@@ -60,6 +63,7 @@ class TicketViewSet(PartnerViewSet):
         "reopen": Scope.TICKETS_WRITE,
         "fields": Scope.TICKETS_WRITE,
         "tags": Scope.TICKETS_WRITE,
+        "rating": Scope.TICKETS_WRITE,
     }
     # A PATCH that takes Idempotency-Key as the POSTs do (integrations.api.base).
     idempotent_patches = frozenset({"tags"})
@@ -132,6 +136,19 @@ class TicketViewSet(PartnerViewSet):
         )
         ticket = ticket_reopen_by_customer(organization=self.organization, ticket_id=kwargs["id"])
         return EnvelopeResponse(ticket_public(ticket, blocks), message="Ticket reaberto.")
+
+    @action(detail=True, methods=["post"], url_path="avaliacao")
+    def rating(self, request, **kwargs):
+        payload = RatingIn(data=request.data)
+        if not payload.is_valid():
+            ticket_get(organization=self.organization, ticket_id=kwargs["id"])  # a missing ticket's 404 comes first
+            raise ValidationError(payload.errors)
+        rating, created = ticket_rate_by_customer(
+            organization=self.organization, ticket_id=kwargs["id"], **payload.validated_data
+        )
+        if created:
+            return EnvelopeResponse(rating_public(rating), message="Avaliação registrada.", status=201)
+        return EnvelopeResponse(rating_public(rating), message="Avaliação atualizada.")
 
     @action(detail=True, methods=["patch"], url_path="campos")
     def fields(self, request, **kwargs):

@@ -10,6 +10,8 @@ from tickets.api.serializers import (
     LIST_CURSOR_OUT,
     AgentOut,
     BlocksQuery,
+    RatingIn,
+    RatingOut,
     ReplyIn,
     ReplyPublicOut,
     TicketChangesOut,
@@ -168,6 +170,35 @@ ticket_docs = extend_schema_view(
                 409,
                 422,
                 descriptions={404: TICKET_NOT_FOUND, 409: CUSTOMER_MOVE_CONFLICT, 422: CUSTOMER_MOVE_INVALID},
+            ),
+        },
+    ),
+    rating=extend_schema(
+        operation_id="v1_tickets_rating_create",
+        tags=TAGS,
+        description=(
+            "A avaliação do cliente (CSAT), colhida pelo parceiro no seu canal: `nota` de 1 a 5 e um `comentario` "
+            "opcional (até 2.000 caracteres), da última resolução do ticket e do atendente que o resolveu. Aceita "
+            "depois da primeira resolução (antes, 409 `Ticket ainda não resolvido.` no campo `status`). Uma por "
+            "ciclo de resolução: a primeira responde 201; outra no mesmo ciclo, até 7 dias depois da primeira, a "
+            "substitui (200); depois, 409 `Avaliação encerrada.` no campo `nota`. Reaberto e resolvido de novo, "
+            "o ticket aceita uma nova avaliação. `incluir=avaliacao` a mostra no ticket; o serviço não envia nada "
+            "ao cliente. Move `atualizado_em`; nenhum evento é registrado (sem eco)."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=RatingIn,
+        responses={
+            200: envelope("AvaliacaoAtualizada", RatingOut),
+            201: envelope("AvaliacaoRegistrada", RatingOut),
+            **errors(
+                404,
+                409,
+                422,
+                descriptions={
+                    404: TICKET_NOT_FOUND,
+                    409: "Ticket ainda não resolvido (campo `status`), avaliação encerrada (campo `nota`), ou "
+                    "requisição com o mesmo Idempotency-Key em andamento.",
+                },
             ),
         },
     ),
