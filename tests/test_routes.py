@@ -15,6 +15,7 @@ ROUTES = {
     "/api/v1/tickets/{id}/respostas": ("POST",),
     "/api/v1/tickets/{id}/resolver": ("POST",),
     "/api/v1/tickets/{id}/reabrir": ("POST",),
+    "/api/v1/tickets/{id}/avaliacao": ("POST",),  # issue 23: satisfaction ratings
     "/api/v1/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/v1/tickets/{id}/tags": ("PATCH",),  # issue 22: tags
     "/api/v1/tickets/{id}/anexos": ("GET", "POST"),

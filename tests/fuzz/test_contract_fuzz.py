@@ -115,6 +115,7 @@ class Organization:
                 "POST /api/v1/tickets/{id}/respostas",
                 "POST /api/v1/tickets/{id}/resolver",
                 "POST /api/v1/tickets/{id}/reabrir",
+                "POST /api/v1/tickets/{id}/avaliacao",
                 "PATCH /api/v1/tickets/{id}/tags",
             ):
                 self.add(label, id=tid)
