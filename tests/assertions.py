@@ -15,7 +15,7 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
-from sla.models import BusinessHours, SlaPolicies
+from sla.models import BusinessHours, SlaPolicies, SlaRetarget
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
 from tickets.models import (
@@ -25,6 +25,7 @@ from tickets.models import (
     Reply,
     Ticket,
     TicketFieldValue,
+    TicketRating,
     TicketSequence,
     TicketStatus,
 )
@@ -127,6 +128,8 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "custom_field_values": TicketFieldValue.objects.filter(ticket__organization=organization),
         "business_hours": BusinessHours.objects.filter(organization=organization),
         "sla_policies": SlaPolicies.objects.filter(organization=organization),
+        "sla_retargets": SlaRetarget.objects.filter(organization=organization),
+        "ratings": TicketRating.objects.filter(organization=organization),
     }
     return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 
