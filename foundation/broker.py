@@ -26,6 +26,8 @@ This subclass changes only that:
   file that cannot be read.
 - The file is created readable by this user only, like the database: messages
   carry task arguments.
+- A channel gives its SQLite connection back when it closes, and a read of a queue's size ends its
+  transaction (kombu kept both until garbage collection, and the worker's pool of connections ran dry).
 """
 
 import os
@@ -122,6 +124,28 @@ class Channel(kombu_sqlalchemy.Channel):
         if taken is None:
             raise Empty()
         return loads(bytes_to_str(taken.payload))
+
+    # Private kombu API: test_asking_the_queue_size_on_short_lived_connections_leaves_no_database_connection_checked_out
+    def _size(self, queue):
+        try:
+            return super()._size(queue)
+        finally:
+            self.session.commit()  # a read ends its transaction: its connection goes back to the pool
+
+    # Private kombu API: test_asking_the_queue_size_on_short_lived_connections_leaves_no_database_connection_checked_out
+    def _new_queue(self, queue, **kwargs):
+        try:
+            super()._new_queue(queue, **kwargs)
+        finally:
+            self.session.commit()
+
+    def close(self):
+        """kombu's channel never closes its session: what it held went back to the pool only when garbage
+        collection found it (the dispatcher opens a connection every 2 s, and the pool ran dry)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        super().close()
 
 
 class Transport(kombu_sqlalchemy.Transport):

@@ -125,3 +125,19 @@ def test_a_forked_child_opens_broker_connections_of_its_own(tmp_path):
         assert engine.pool.checkedin() >= 1  # the parent's connections are untouched
     engine.dispose()
     kombu_sqlalchemy.Channel._engines.pop(url)
+
+
+def test_asking_the_queue_size_on_short_lived_connections_leaves_no_database_connection_checked_out(tmp_path):
+    """The webhook dispatcher asks the queue's size on a new broker connection every 2 seconds
+    (integrations.tasks._queue_is_empty). Each read must give its SQLite connection back when the broker
+    connection closes: kept by a session until garbage collection, they exhausted the engine's pool (5 + 10)
+    and every publish of the worker waited 30 s, then failed."""
+    url = f"sqlite:///{tmp_path / 'broker.sqlite3'}"
+    for _ in range(40):
+        with Connection(url, transport="foundation.broker:Transport") as connection:
+            assert connection.default_channel.queue_declare(queue=QUEUE, passive=False).message_count == 0
+            assert connection.default_channel.queue_declare(queue=QUEUE, passive=True).message_count == 0
+        engine, _session_factory = kombu_sqlalchemy.Channel._engines[url]
+        assert engine.pool.checkedout() == 0
+    engine.dispose()
+    kombu_sqlalchemy.Channel._engines.pop(url)
