@@ -7,6 +7,7 @@ Its own service (organization, database, data directory): the one-minute policy 
 the other end-to-end tests."""
 
 import json
+import re
 import signal
 import time
 from datetime import datetime
@@ -115,7 +116,8 @@ def test_staff_configure_hours_and_a_policy_and_see_the_breached_ticket_first_in
     page.wait_for_selector("th.sorted.column-sla_deadline")
     first_row = page.locator("#result_list tbody tr").first
     assert first_row.locator(".prazo-sla").get_attribute("class") == "prazo-sla sla-violado"
-    in_time_row = page.locator("#result_list tbody tr", has_text=str(in_time["numero"])).first
+    number = page.locator(".field-number a", has_text=re.compile(rf"^{in_time['numero']}$"))
+    in_time_row = page.locator("#result_list tbody tr").filter(has=number)
     assert in_time_row.locator(".prazo-sla").get_attribute("class") in (
         "prazo-sla sla-no_prazo",
         "prazo-sla sla-em_risco",
