@@ -45,6 +45,8 @@ from tickets.services import (
     TagsChange,
     ticket_fields_set,
     ticket_rate_by_customer,
+    ticket_reopen_by_customer,
+    ticket_resolve_by_customer,
     ticket_tags_change_by_customer,
     ticket_update,
 )
@@ -260,10 +262,11 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         priority="urgente",
         external_id=f"pedido-{label}",
     )
-    # Resolved once and reopened (by its agent): the customer's rating of that resolution carries the marker.
-    ticket_update(ticket=first, status=status_of(organization, "resolvido"), assignee=colleague)
-    ticket_update(ticket=first, status=status_of(organization, "em_andamento"))
+    # Resolved once and reopened by the customer (no event), its rating of that resolution carrying the marker.
+    ticket_resolve_by_customer(organization=organization, ticket_id=first.pk)
     ticket_rate_by_customer(organization=organization, ticket_id=first.pk, score=4, comment=f"Avaliação {marker}")
+    ticket_reopen_by_customer(organization=organization, ticket_id=first.pk)
+    ticket_update(ticket=first, status=status_of(organization, "em_andamento"), assignee=colleague)
     # Tags both organizations use, and one only this one has (its marker, normalised): the partner's own change,
     # which emits nothing.
     ticket_tags_change_by_customer(organization=organization, ticket_id=first.pk, change=TagsChange.of(["vip", marker]))
