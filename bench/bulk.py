@@ -30,6 +30,7 @@ from bench.seed import STORES, SUBJECTS  # noqa: E402
 
 CONTACTS = 10_000
 TAGS = 100  # lote-0..lote-99: each on 1% of the bulk tickets (`?tag=` at 100,000 tickets)
+# 1% of the bulk tickets have a breached SLA target (`?sla=violado`, issue 23), every hundredth.
 
 
 def main() -> None:
@@ -112,7 +113,7 @@ def main() -> None:
                 {col(T, "description")}, {col(T, "priority")}, {col(T, "channel")}, {col(T, "source_system")},
                 {col(T, "status")}, {col(T, "requester")}, {col(T, "assignee")}, {col(T, "external_id")},
                 {col(T, "created_at")}, {col(T, "updated_at")}, {col(T, "resolved_at")}, {col(T, "tags")},
-                {col(T, "custom_fields")})
+                {col(T, "custom_fields")}, {col(T, "sla_breached")})
             SELECT gen_random_uuid(), %(org)s, g,
                 (%(subjects)s::text[])[1 + g %% %(subject_count)s] || ' #' || (200000 + g),
                 'Cliente relata: ' || lower((%(subjects)s::text[])[1 + (g * 7) %% %(subject_count)s])
@@ -127,7 +128,8 @@ def main() -> None:
                 %(before)s::timestamptz - (%(count)s - g + 1) * interval '3 seconds',
                 CASE WHEN g %% 7 = 0 THEN %(before)s::timestamptz - (%(count)s - g + 1) * interval '2 seconds' END,
                 jsonb_build_array('lote-' || (g %% %(tags)s)),
-                jsonb_build_object('loja', 'loja-' || (g %% %(stores)s))
+                jsonb_build_object('loja', 'loja-' || (g %% %(stores)s)),
+                g %% 100 = 37
             FROM generate_series(1, %(count)s) AS g
             JOIN {table(C)} c ON c.{col(C, "organization")} = %(org)s
                 AND c.{col(C, "external_id")} = 'bulk-cli-' || (1 + g %% %(contacts)s)

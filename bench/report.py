@@ -9,12 +9,14 @@ PAGE_100_OVER_25_MIN = 0.3
 SEARCH_100K_OVER_LIST_MIN = 0.3
 # The partner's lookups by its own ids at 100,000 tickets vs the plain list (issue 21).
 # Issue 22: a tag's and a custom field's value on 1% of them.
-LOOKUPS_100K_OVER_LIST_MIN = {"external_id": 0.5, "requester_external_id": 0.5, "tag": 0.5, "field": 0.5}
+# Issue 23: `sla=violado` on 1% of them.
+LOOKUPS_100K_OVER_LIST_MIN = {"external_id": 0.5, "requester_external_id": 0.5, "tag": 0.5, "field": 0.5, "sla": 0.5}
 LOOKUP_PARAMETERS = {
     "external_id": "external_id=",
     "requester_external_id": "solicitante_external_id=",
     "tag": "tag=",
     "field": "campo.loja=",
+    "sla": "sla=",
 }
 CREATE_TAGS_FIELDS_OVER_CREATE_MIN = 0.8  # issue 22: a create with 5 tags and 5 fields against one without
 # The create with fields writes their values in one INSERT more (tests/test_statement_counts.py).

@@ -585,6 +585,8 @@ class Bench:
                 ("tag", "tag", sample["tag"]),
                 # And a custom field's value on 1% of them (the typed values' btree index).
                 ("field", "campo.loja", sample["store"]),
+                # Issue 23: tickets with a breached SLA target, 1% of them (a partial index).
+                ("sla", "sla", "violado"),
             ),
             start=2,
         ):

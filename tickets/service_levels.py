@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foundation.batches import key_batches
 from helpdesk.actors import SYSTEM
 from sla.calendar import business_minutes_between
 from sla.clock import (
@@ -215,19 +216,12 @@ def _retarget_pass(pending: SlaRetarget) -> int:
     """One pass over the organization's open tickets, by batches each under its rows' locks."""
     levels = service_levels(pending.organization_id, fresh=True)
     calendar_before = calendar_of_data(pending.previous_calendar)
-    stale = (
-        Ticket.objects.filter(organization_id=pending.organization_id, status__category__in=OPEN_CATEGORIES)
-        .filter(~Q(sla_version=levels.version))
-        .order_by("pk")
+    stale = Ticket.objects.filter(
+        ~Q(sla_version=levels.version), organization_id=pending.organization_id, status__category__in=OPEN_CATEGORIES
     )
-    moved, last = 0, None
-    while True:
-        batch = stale if last is None else stale.filter(pk__gt=last)
-        ids = list(batch.values_list("pk", flat=True)[:RETARGET_BATCH])
-        if not ids:
-            return moved
-        last = ids[-1]
-        moved += _retarget_batch(ids, levels, calendar_before, pending.changed_at)
+    return sum(
+        _retarget_batch(ids, levels, calendar_before, pending.changed_at) for ids in key_batches(stale, RETARGET_BATCH)
+    )
 
 
 def _retarget_batch(ids, levels: ServiceLevels, calendar_before, changed_at: datetime) -> int:

@@ -4,7 +4,6 @@ against the calendar's own count."""
 
 import json
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,17 +25,12 @@ from sla.clock import (
     clock_to_json,
 )
 from sla.policies import Policy
+from tests.sla.moments import local
 
-SAO_PAULO = ZoneInfo("America/Sao_Paulo")
 OFFICE = BusinessCalendar(
     time_zone="America/Sao_Paulo", intervals=tuple(Interval(day, 9 * 60, 18 * 60) for day in range(5))
 )
 POLICY = Policy("media", first_response=120, next_response=60, resolution=540)
-
-
-def local(day: int, hour: int, minute: int = 0) -> datetime:
-    """An instant of November 2026 in São Paulo (Thursday the 26th, Friday the 27th, Monday the 30th)."""
-    return datetime(2026, 11, day, hour, minute, tzinfo=SAO_PAULO)
 
 
 def started(at: datetime, policy=POLICY, calendar=OFFICE):

@@ -3,10 +3,7 @@ filter `sla=violado` / `sla=em_risco` on the partner's and the panel's lists, an
 waiting for the customer, resolving, a priority change, and a change of the policies or the calendar (the beat's
 re-target). The calendar is Monday to Friday, 09:00-18:00 in São Paulo (UTC-3); the wall clock is set."""
 
-from contextlib import contextmanager
 from datetime import datetime
-from unittest import mock
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -15,11 +12,11 @@ from sla.policies import Policy
 from sla.services import sla_policies_set
 from tests.assertions import assert_exact_validation_error, assert_success
 from tests.factories import make_agent, make_ticket, status_of
+from tests.sla.moments import local, wall_clock, z
 from tickets.models import StatusCategory, Ticket
 from tickets.service_levels import sla_retargets_run
 from tickets.services import reply_create_by_agent, ticket_update
 
-SAO_PAULO = ZoneInfo("America/Sao_Paulo")
 TICKETS = "/api/v1/tickets"
 HOURS_SET = "Horário de atendimento atualizado."
 POLICIES_SET = "Políticas de SLA atualizadas."
@@ -36,21 +33,6 @@ POLICIES = {
 }
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
-
-
-def local(day: int, hour: int, minute: int = 0) -> datetime:
-    """An instant of November 2026 in São Paulo (Thursday the 26th, Friday the 27th, Monday the 30th)."""
-    return datetime(2026, 11, day, hour, minute, tzinfo=SAO_PAULO)
-
-
-def z(instant: datetime) -> str:
-    return instant.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@contextmanager
-def wall_clock(instant: datetime):
-    with mock.patch("django.utils.timezone.now", return_value=instant.astimezone(ZoneInfo("UTC"))):
-        yield
 
 
 def target(tipo, vence_em, cumprida_em=None, violada=False, pausada=False) -> dict:

@@ -3,10 +3,7 @@ set instants, what the feed and the webhooks' outbox get, each once per target a
 another organization. Two beats at once are on PostgreSQL (test_sla_clock_postgres.py); a real beat with a
 worker and a receiving server in tests/e2e/test_sla_events_e2e.py."""
 
-from contextlib import contextmanager
 from datetime import datetime
-from unittest import mock
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -16,29 +13,15 @@ from sla.policies import Policy
 from sla.services import business_hours_set, sla_policies_set
 from tests.assertions import assert_success
 from tests.factories import make_agent, make_ticket, make_webhook, status_of
+from tests.sla.moments import local, wall_clock, z
 from tickets.models import StatusCategory, Ticket
 from tickets.service_levels import sla_announcements_run
 from tickets.services import reply_create_by_agent, ticket_update
 
-SAO_PAULO = ZoneInfo("America/Sao_Paulo")
 EVENTS = "/api/v1/eventos"
 SLA_EVENTS = [EventKind.SLA_AT_RISK, EventKind.SLA_BREACHED]
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
-
-
-def local(day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(2026, 11, day, hour, minute, tzinfo=SAO_PAULO)
-
-
-def z(instant: datetime) -> str:
-    return instant.astimezone(ZoneInfo("UTC")).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@contextmanager
-def wall_clock(instant: datetime):
-    with mock.patch("django.utils.timezone.now", return_value=instant.astimezone(ZoneInfo("UTC"))):
-        yield
 
 
 def beat(at: datetime) -> int:

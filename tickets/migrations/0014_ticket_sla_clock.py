@@ -10,6 +10,7 @@ from django.db import migrations, models
 from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
+from foundation.batches import key_batches
 from foundation.migration_operations import AddIndexConcurrentlyOnPostgreSQL
 
 BATCH = 5000
@@ -24,15 +25,7 @@ def _count_replies(apps, schema_editor):
     def tally(expression):
         return Subquery(public.annotate(value=expression).values("value")[:1])
 
-    last = None
-    while True:
-        tickets = Ticket.objects.order_by("pk")
-        if last is not None:
-            tickets = tickets.filter(pk__gt=last)
-        ids = list(tickets.values_list("pk", flat=True)[:BATCH])
-        if not ids:
-            return
-        last = ids[-1]
+    for ids in key_batches(Ticket.objects.all(), BATCH):
         Ticket.objects.filter(pk__in=ids).update(
             first_response_at=tally(Min("created_at", filter=agent)),
             agent_reply_count=Coalesce(tally(Count("pk", filter=agent)), 0),

@@ -11,6 +11,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
+from foundation.batches import key_batches
 from foundation.migration_operations import AddIndexConcurrentlyOnPostgreSQL
 
 BATCH = 5000
@@ -18,15 +19,7 @@ BATCH = 5000
 
 def _count_resolutions(apps, schema_editor):
     Ticket = apps.get_model("tickets", "Ticket")
-    last = None
-    while True:
-        tickets = Ticket.objects.filter(resolved_at__isnull=False).order_by("pk")
-        if last is not None:
-            tickets = tickets.filter(pk__gt=last)
-        ids = list(tickets.values_list("pk", flat=True)[:BATCH])
-        if not ids:
-            return
-        last = ids[-1]
+    for ids in key_batches(Ticket.objects.filter(resolved_at__isnull=False), BATCH):
         Ticket.objects.filter(pk__in=ids).update(resolution_count=1, resolved_by=models.F("assignee"))
 
 
