@@ -186,11 +186,16 @@ def target_view(target: Target, *, now: datetime) -> dict:
 OPEN_CATEGORIES = (StatusCategory.OPEN, StatusCategory.IN_PROGRESS, StatusCategory.WAITING)
 
 
+RETARGET_LEASE = timedelta(minutes=10)  # a pass not finished by then (its process died) is taken again
+
+
 def sla_retargets_run(*, now: datetime | None = None) -> int:
     """The pending re-targets (sla.models.SlaRetarget) whose pass is due: each organization's open tickets still
     targeted with other settings take the current ones. A re-target runs twice: at once, and once the settings'
     cache can no longer hand the old version to a writer (a write that read it meanwhile stamped the old version
-    and is taken again). Two beats at once take different rows (SKIP LOCKED). Returns the tickets re-targeted."""
+    and is taken again). A beat claims a row (SKIP LOCKED, then a lease: two beats take different rows) and runs
+    its pass in batches, each its own transaction: writers wait for a batch at most, never for the whole pass.
+    Returns the tickets re-targeted."""
     now = now or timezone.now()
     moved = 0
     while True:
@@ -203,13 +208,13 @@ def sla_retargets_run(*, now: datetime | None = None) -> int:
             )
             if pending is None:
                 return moved
-            moved += _retarget_pass(pending)
-            if pending.passes == 0:
-                pending.passes = 1
-                pending.next_pass_at = pending.changed_at + timedelta(seconds=POLICIES_CACHE_SECONDS + 5)
-                pending.save(update_fields=["passes", "next_pass_at"])
-            else:
-                pending.delete()
+            SlaRetarget.objects.filter(pk=pending.pk).update(next_pass_at=timezone.now() + RETARGET_LEASE)
+        moved += _retarget_pass(pending)
+        if pending.passes == 0:
+            next_pass = pending.changed_at + timedelta(seconds=POLICIES_CACHE_SECONDS + 5)
+            SlaRetarget.objects.filter(pk=pending.pk).update(passes=1, next_pass_at=next_pass)
+        else:
+            SlaRetarget.objects.filter(pk=pending.pk).delete()
 
 
 def _retarget_pass(pending: SlaRetarget) -> int:
