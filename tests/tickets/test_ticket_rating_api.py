@@ -141,5 +141,6 @@ def test_a_retry_with_the_same_idempotency_key_answers_the_same_and_rates_once(p
     retry = rate(partner, ticket, {"nota": 4}, HTTP_IDEMPOTENCY_KEY="avaliacao-1")
 
     assert (first.status_code, retry.status_code) == (201, 201)
-    assert first.content == retry.content
+    assert retry.json() == first.json()
+    assert retry["Idempotent-Replayed"] == "true"
     assert TicketRating.objects.count() == 1
