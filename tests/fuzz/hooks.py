@@ -379,9 +379,11 @@ def tenancy(ctx, response, case):
     if not _other_organization_ids_in(case) or response.request.method != case.operation.method.upper():
         return None  # an undocumented method is refused before any lookup (405)
     status = response.status_code
-    # Answered before any lookup: authentication, an unreadable body, the Idempotency-Key claim, and a body
+    # Answered before any lookup: authentication, an unreadable body, a request line too long for the web server
+    # (414: the same for every id, it never reaches the application), the Idempotency-Key claim, and a body
     # refused for what a schema cannot say (SEMANTIC_REJECTIONS: its message names no object of anyone's).
-    early = status in (400, 401, 413, 415) or (status in (409, 422) and _error_fields(response) == {"Idempotency-Key"})
+    early = status in (400, 401, 413, 414, 415)
+    early = early or (status in (409, 422) and _error_fields(response) == {"Idempotency-Key"})
     early = early or (status == 422 and _semantic_refusal(response))
     assert status == 404 or early, f"an id of organization B answered {status}, not 404: {response.content[:300]!r}"
     return None
