@@ -275,9 +275,10 @@ class Stack:
             lambda: b"ready." in (self.logs / f"{worker}.log").read_bytes(), timeout=timeout, message=f"{worker} ready"
         )
 
-    def start_beat(self) -> None:
+    def start_beat(self, name: str = "beat") -> None:
+        """A beat process; another `name` starts one more (its own schedule file), as a mistaken second beat."""
         self._spawn(
-            "beat",
+            name,
             [
                 str(VENV_BIN / "celery"),
                 "-A",
@@ -286,7 +287,7 @@ class Stack:
                 "--loglevel",
                 "INFO",
                 "--schedule",
-                str(self.data_dir / "celerybeat-schedule"),
+                str(self.data_dir / ("celerybeat-schedule" if name == "beat" else f"celerybeat-schedule-{name}")),
             ],
         )
 

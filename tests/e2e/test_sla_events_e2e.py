@@ -15,7 +15,7 @@ from datetime import datetime
 import pytest
 
 from tests.e2e.browser import log_in, needs_chromium
-from tests.e2e.stack import VENV_BIN, Stack, wait_for
+from tests.e2e.stack import Stack, wait_for
 
 SLA_EVENTS = ["ticket.sla_em_risco", "ticket.sla_violado"]
 
@@ -27,22 +27,6 @@ def sla_stack(tmp_path_factory):
     running.stop()
 
 
-def _second_beat(stack: Stack) -> None:
-    stack._spawn(
-        "beat-2",
-        [
-            str(VENV_BIN / "celery"),
-            "-A",
-            "config",
-            "beat",
-            "--loglevel",
-            "INFO",
-            "--schedule",
-            str(stack.data_dir / "celerybeat-schedule-2"),
-        ],
-    )
-
-
 def test_each_moment_reaches_the_webhook_once_with_two_beats_and_a_restart(sla_stack, receiver):
     stack = sla_stack
     policies = {"politicas": [{"prioridade": "media", "primeira_resposta": 1}]}
@@ -50,7 +34,7 @@ def test_each_moment_reaches_the_webhook_once_with_two_beats_and_a_restart(sla_s
     assert status == 200, body
     path = receiver.new_path(200)
     stack.create_webhook(receiver.base_url + path, events=SLA_EVENTS)
-    _second_beat(stack)
+    stack.start_beat("beat-2")
     try:
         status, body = stack.partner(
             "POST",
