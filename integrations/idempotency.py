@@ -44,19 +44,21 @@ def multipart_fingerprint(method: str, path: str, fields: dict[str, list[str]], 
     return hashlib.sha256(b"\n".join([method.encode(), path.encode(), canonical.encode()])).hexdigest()
 
 
-def idempotency_claim(*, credential: ApiCredential, key: str, request_fingerprint: str) -> IdempotencyRecord | Replay:
-    """Claim the key for this request, or return the stored response to replay."""
+def idempotency_claim(
+    *, credential: ApiCredential | None = None, user=None, key: str, request_fingerprint: str
+) -> IdempotencyRecord | Replay:
+    """Claim the key for this request, or return the stored response to replay. Keys belong to who sends them:
+    the partner's credential, or the panel's user."""
+    owner = {"credential": credential} if credential is not None else {"user": user}
     if not 1 <= len(key) <= 255:
         raise ValidationFailed({HEADER: ["Informe de 1 a 255 caracteres."]})
     now = timezone.now()
     for _attempt in range(2):
         try:
             with transaction.atomic():
-                return IdempotencyRecord.objects.create(
-                    credential=credential, key=key, request_fingerprint=request_fingerprint
-                )
+                return IdempotencyRecord.objects.create(**owner, key=key, request_fingerprint=request_fingerprint)
         except IntegrityError:
-            existing = IdempotencyRecord.objects.filter(credential=credential, key=key).first()
+            existing = IdempotencyRecord.objects.filter(**owner, key=key).first()
         if existing is None:
             continue
         expired = existing.created_at < now - RETENTION

@@ -49,10 +49,12 @@ class ApiCredential(models.Model):
 
 
 class IdempotencyRecord(models.Model):
-    """The first response to a partner POST sent with an Idempotency-Key, replayed on retries for 24 h."""
+    """The first response to a request sent with an Idempotency-Key, replayed on retries for 24 h: a partner's
+    POST (keys of its credential) or a panel user's bulk edit (keys of the user)."""
 
     id = models.BigAutoField(primary_key=True)
-    credential = models.ForeignKey(ApiCredential, on_delete=models.CASCADE, related_name="+")
+    credential = models.ForeignKey(ApiCredential, on_delete=models.CASCADE, related_name="+", null=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", null=True)
     key = models.CharField(max_length=255)
     request_fingerprint = models.CharField(max_length=64)
     status_code = models.PositiveSmallIntegerField(null=True)
@@ -60,7 +62,13 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["credential", "key"], name="idempotency_credential_key_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["credential", "key"], name="idempotency_credential_key_unique"),
+            models.UniqueConstraint(fields=["user", "key"], name="idempotency_user_key_unique"),
+            models.CheckConstraint(
+                condition=Q(credential__isnull=True) ^ Q(user__isnull=True), name="idempotency_one_owner"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.key

@@ -175,7 +175,8 @@ def _stored_answers_anonymize(contact: Contact, previous: ContactIdentity) -> No
     """A partner's retry within 24 hours replays the stored answer: it must not bring the person back."""
     ticket_ids = {str(pk) for pk in Ticket.objects.filter(requester=contact).values_list("pk", flat=True)}
     records = IdempotencyRecord.objects.filter(
-        credential__organization_id=contact.organization_id, response_body__isnull=False
+        Q(credential__organization_id=contact.organization_id) | Q(user__organization_id=contact.organization_id),
+        response_body__isnull=False,
     )
     changed = []
     for record in records.only("id", "response_body").iterator(chunk_size=500):

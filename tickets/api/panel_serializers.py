@@ -6,6 +6,7 @@ from api_framework.fields import StrictBooleanField, StrictUUIDField, TextField
 from tickets.api.attachment_serializers import PanelAttachmentOut
 from tickets.api.field_serializers import CustomFieldValuesField
 from tickets.api.serializers import ReplyPublicOut, RequesterIn, TicketPageQuery, TicketSummaryOut, TicketTagsIn
+from tickets.bulk import MAX_BULK_TICKETS, BulkChange
 from tickets.models import Priority, StatusCategory
 
 
@@ -61,7 +62,6 @@ class PanelTicketUpdateIn(serializers.Serializer):
     # Fields map to ticket_update_by_ids: an absent field stays as it is, `atendente_id: null` unassigns.
     status_id = StrictUUIDField(required=False)
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
-    campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
     prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
     campos = CustomFieldValuesField(source="custom_fields", required=False)
     tags = TicketTagsIn(
@@ -83,3 +83,36 @@ class PanelTicketCreateIn(serializers.Serializer):
     solicitante = RequesterIn(source="requester")
     atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
     campos = CustomFieldValuesField(source="custom_fields", required=False, allow_null=True)
+
+
+class PanelTicketBulkIn(serializers.Serializer):
+    # Fields map to tickets.bulk.BulkChange (plus the ids): an absent field stays as it is, `atendente_id: null`
+    # unassigns.
+    ids = serializers.ListField(
+        child=StrictUUIDField(),
+        min_length=1,
+        max_length=MAX_BULK_TICKETS,
+        help_text=f"De 1 a {MAX_BULK_TICKETS} ids de tickets; um repetido conta uma vez.",
+    )
+    status_id = StrictUUIDField(required=False)
+    prioridade = serializers.ChoiceField(source="priority", choices=Priority.choices, required=False)
+    atendente_id = StrictUUIDField(source="assignee_id", required=False, allow_null=True)
+    tags = TicketTagsIn(required=False, help_text="Tags a acrescentar (`adicionar`) e a retirar (`remover`).")
+
+    def validate(self, attrs) -> dict:
+        ids = attrs.pop("ids")
+        return {"ticket_ids": ids, "change": BulkChange(**attrs)}
+
+
+class PanelTicketIgnoredOut(serializers.Serializer):
+    id = serializers.UUIDField()
+    motivo = serializers.CharField(
+        help_text="Por que o ticket ficou como estava (o mesmo texto para um inexistente e um de outra organização)."
+    )
+
+
+class PanelTicketBulkOut(serializers.Serializer):
+    atualizados = serializers.ListField(
+        child=serializers.UUIDField(), help_text="Os tickets alterados (ou que já estavam como pedido), na ordem dada."
+    )
+    ignorados = PanelTicketIgnoredOut(many=True)

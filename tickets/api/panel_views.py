@@ -9,6 +9,7 @@ from helpdesk.actors import Actor
 from helpdesk.api.panel import AgentPanelViewSet
 from helpdesk.permissions import DELETE_TICKETS_PERM
 from helpdesk.selectors import agent_get
+from integrations.api.base import IdempotencyKeyMixin
 from tickets.api.attachment_serializers import PanelReplyUploadIn
 from tickets.api.pages import ticket_list_payload
 from tickets.api.panel_serializers import (
@@ -16,6 +17,7 @@ from tickets.api.panel_serializers import (
     PanelReplyIn,
     PanelStatusOut,
     PanelTagOut,
+    PanelTicketBulkIn,
     PanelTicketCreateIn,
     PanelTicketListQuery,
     PanelTicketUpdateIn,
@@ -23,6 +25,7 @@ from tickets.api.panel_serializers import (
 from tickets.api.panel_views_docs import panel_status_docs, panel_tag_docs, panel_ticket_docs
 from tickets.attachments.services import reply_create_with_attachments
 from tickets.attachments.uploads import FIELD, StreamedMultiPartParser, form_text, use_streamed_uploads
+from tickets.bulk import tickets_update_in_bulk
 from tickets.payloads import (
     PANEL_TICKET_COLUMNS,
     attachment_row,
@@ -46,8 +49,20 @@ FILES_PER_REPLY = 10
 
 
 @panel_ticket_docs
-class PanelTicketViewSet(AgentPanelViewSet):
+class PanelTicketViewSet(IdempotencyKeyMixin, AgentPanelViewSet):
     upload_actions = frozenset({"replies"})
+    # A bulk edit is retried whole by a front end that lost its answer: Idempotency-Key replays the first one.
+    idempotent_actions = frozenset({"bulk"})
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self.idempotency_begin(request)
+
+    def idempotency_owner(self, request) -> dict:
+        return {"user": request.user}
+
+    def takes_idempotency_key(self, request) -> bool:
+        return self.action in self.idempotent_actions
 
     def list(self, request):
         query = PanelTicketListQuery.from_request(request, self.organization)
@@ -74,6 +89,15 @@ class PanelTicketViewSet(AgentPanelViewSet):
         payload.is_valid(raise_exception=True)
         ticket = ticket_update_by_ids(ticket=ticket, actor=Actor.of_agent(self.agent), **payload.validated_data)
         return EnvelopeResponse(tickets_panel([ticket_panel_row(ticket)])[0], message="Ticket atualizado.")
+
+    @action(detail=False, methods=["post"], url_path="lote")
+    def bulk(self, request):
+        payload = PanelTicketBulkIn(data=request.data)
+        payload.is_valid(raise_exception=True)
+        outcome = tickets_update_in_bulk(
+            organization=self.organization, actor=Actor.of_agent(self.agent), **payload.validated_data
+        )
+        return EnvelopeResponse(outcome.payload(), message="Tickets atualizados.")
 
     def destroy(self, request, **kwargs):
         if not request.user.has_perm(DELETE_TICKETS_PERM):

@@ -11,6 +11,8 @@ from tickets.api.panel_serializers import (
     PanelReplyWithAttachmentsOut,
     PanelStatusOut,
     PanelTagOut,
+    PanelTicketBulkIn,
+    PanelTicketBulkOut,
     PanelTicketCreateIn,
     PanelTicketListQuery,
     PanelTicketOut,
@@ -53,6 +55,28 @@ panel_ticket_docs = extend_schema_view(
         responses={
             200: envelope("TicketDoPainel", PanelTicketOut),
             **errors(404, descriptions={404: TICKET_NOT_FOUND}),
+        },
+    ),
+    bulk=extend_schema(
+        operation_id="panel_tickets_bulk_update",
+        tags=TAGS,
+        description=(
+            "Muda de uma vez status, prioridade, atendente e tags de até 500 tickets, cada um pelo mesmo caminho de "
+            "PATCH /api/tickets/{id} e com os mesmos eventos, um ticket por vez: um recusado não desfaz os outros. "
+            "Um id inexistente ou de outra organização vai para `ignorados` com `motivo` `Ticket não encontrado.`; "
+            "um ticket fechado também fica de fora (abra-o pela sua página), e um que passaria do limite de tags. "
+            "Um status ou atendente fora da organização recusa o pedido inteiro (404 no campo). Aceita "
+            "`Idempotency-Key`."
+        ),
+        request=PanelTicketBulkIn,
+        responses={
+            200: envelope("TicketsAtualizadosEmLote", PanelTicketBulkOut),
+            **errors(
+                404,
+                descriptions={
+                    404: "Status não encontrado (campo `status_id`) ou atendente não encontrado (`atendente_id`)."
+                },
+            ),
         },
     ),
     partial_update=extend_schema(
