@@ -392,6 +392,12 @@ BODIES = {
         "prioridade": "baixa",
     },
     "POST /api/tickets/{id}/respostas": lambda world: {"mensagem": "Intrusão", "interna": False},
+    # A's ticket among B's: B's request succeeds, A's ticket is `ignorados` as a missing one, untouched.
+    "POST /api/tickets/lote": lambda world: {
+        "ids": [str(world.a.ticket.pk), str(world.b.ticket.pk)],
+        "prioridade": "baixa",
+        "tags": {"adicionar": ["intrusao"]},
+    },
     "PATCH /api/v1/tickets/{id}/campos": lambda world: {"pedido": "Intrusão"},
     "POST /api/campos": lambda world: {"chave": "regiao", "nome": "Região", "tipo": "texto"},
     "PATCH /api/campos/{id}": lambda world: {"nome": "Intruso", "visivel_parceiro": False},
@@ -440,6 +446,7 @@ SUCCESS = {
     "POST /api/tickets": (201, "Ticket criado."),
     "GET /api/tickets/{id}": (200, "Ticket encontrado."),
     "PATCH /api/tickets/{id}": (200, "Ticket atualizado."),
+    "POST /api/tickets/lote": (200, "Tickets atualizados."),
     "DELETE /api/tickets/{id}": (200, "Ticket excluído."),
     "POST /api/tickets/{id}/respostas": (201, "Resposta enviada."),
     "PATCH /api/tickets/{id}/respostas/{resposta}": (200, "Resposta atualizada."),

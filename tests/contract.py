@@ -55,6 +55,8 @@ ACTOR_SYSTEM = {"tipo": "sistema"}
 
 # The ticket changelist of the admin, where staff start.
 TICKET_CHANGELIST = "/admin/tickets/ticket/"
+# An agent's list opens on "Meus tickets" (a redirect); every ticket is the queue "todos".
+TICKET_LIST_ALL = "/admin/tickets/ticket/?fila=todos"
 
 # A partner key as shown once on creation: prefix and 40 base62 characters.
 KEY_RE = re.compile(r"hdk_live_[0-9A-Za-z]{40}")

@@ -12,6 +12,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, Q
 from django.http import HttpResponseRedirect
@@ -19,6 +20,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
+from django.utils.timesince import timesince
 
 from foundation.exceptions import ApplicationError, ValidationFailed
 from foundation.ids import parse_uuid
@@ -34,6 +37,7 @@ from sla.policies import TARGET_LABELS
 from sla.rules import TARGETS
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
 from tickets.attachments.services import reply_create_with_attachments
+from tickets.bulk import BulkChange, tickets_update_in_bulk
 from tickets.exceptions import format_bytes
 from tickets.fields.admin import (
     CustomFieldAdmin,  # noqa: F401 (registered)
@@ -47,6 +51,7 @@ from tickets.fields.selectors import field_definitions
 from tickets.models import (
     AttachmentUsage,
     Contact,
+    Priority,
     Reply,
     ReplyOrigin,
     StatusCategory,
@@ -54,10 +59,20 @@ from tickets.models import (
     TicketRating,
     TicketStatus,
 )
-from tickets.selectors import satisfaction_report, tag_counts, ticket_status_history
+from tickets.queues import (
+    DEFAULT_QUEUE,
+    QUEUES,
+    QUEUES_BY_SLUG,
+    awaits_agent,
+    queue_counts,
+    queue_tickets,
+    with_last_messages,
+)
+from tickets.selectors import satisfaction_report, tag_counts, ticket_change_history
 from tickets.service_levels import SLA_FILTERS, SLA_STATES, sla_condition, sla_state, sla_view
 from tickets.services import (
     RequesterData,
+    TagsChange,
     contact_delete,
     contact_update,
     reply_edit_as_agent,
@@ -101,6 +116,58 @@ def status_author(record: AuditRecord) -> str:
     if record.actor_type == AuditRecord.ACTOR_USER:
         return record.actor_name
     return "sistema"
+
+
+def _refusal_text(refused: ApplicationError | ValidationFailed) -> str:
+    if isinstance(refused, ValidationFailed):
+        return " ".join(message for messages_ in refused.errors.values() for message in messages_)
+    return f"{refused.message} {refused.detail}"
+
+
+def change_summary(record: AuditRecord, agent_names: dict[str, str]) -> str:
+    """One change as agents read it: "status Aberto → Resolvido", "tags +vip −antiga"."""
+    changes = record.changes
+    if "status" in changes:
+        return f"status {changes['status'].get('antes')} → {changes['status'].get('depois')}"
+    if "prioridade" in changes:
+        before, after = (changes["prioridade"].get(side) or "sem prioridade" for side in ("antes", "depois"))
+        return f"prioridade {before} → {after}"
+    if "atendente_id" in changes:
+
+        def named(side: str) -> str:
+            agent_id = changes["atendente_id"].get(side)
+            return agent_names.get(agent_id, "atendente excluído") if agent_id else "ninguém"
+
+        return f"atendente {named('antes')} → {named('depois')}"
+    if "tags" in changes:
+        before, after = set(changes["tags"].get("antes") or []), set(changes["tags"].get("depois") or [])
+        moves = [*(f"+{tag}" for tag in sorted(after - before)), *(f"−{tag}" for tag in sorted(before - after))]
+        return f"tags {' '.join(moves)}"
+    return record.action
+
+
+class TicketChangeList(ChangeList):
+    """The list's rows carry the customer's last activity and the last public message's side (one statement)."""
+
+    def get_queryset(self, request, exclude_parameters=None):
+        return with_last_messages(super().get_queryset(request, exclude_parameters))
+
+
+class QueueFilter(admin.SimpleListFilter):
+    """The agents' queues (tickets.queues): "Meus tickets" first; shown as the bar above the list too."""
+
+    title = "fila"
+    parameter_name = "fila"
+
+    def lookups(self, request, model_admin):
+        return [(queue.slug, queue.label) for queue in QUEUES]
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        if self.value() not in QUEUES_BY_SLUG:
+            raise IncorrectLookupParameters(f"fila inválida: {self.value()!r}")
+        return queue_tickets(queryset, self.value(), agent=request_agent(request), now=timezone.now())
 
 
 class StatusCategoryFilter(admin.SimpleListFilter):
@@ -386,6 +453,75 @@ class TicketAddForm(forms.ModelForm):
         )
 
 
+class BulkStatusForm(forms.Form):
+    status = forms.ModelChoiceField(queryset=TicketStatus.objects.none(), label="Novo status")
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["status"].queryset = TicketStatus.objects.filter(organization_id=organization_id).order_by(
+            "position", "name"
+        )
+
+    def change(self) -> BulkChange:
+        return BulkChange(status_id=self.cleaned_data["status"].pk)
+
+
+class BulkPriorityForm(forms.Form):
+    priority = forms.ChoiceField(choices=Priority.choices, label="Nova prioridade")
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def change(self) -> BulkChange:
+        return BulkChange(priority=self.cleaned_data["priority"])
+
+
+UNASSIGN = "nenhum"
+
+
+class BulkAssigneeForm(forms.Form):
+    assignee = forms.ChoiceField(label="Atendente")
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, **kwargs)
+        agents = Agent.objects.filter(organization_id=organization_id, is_active=True).order_by("name")
+        self.fields["assignee"].choices = [
+            (UNASSIGN, "Sem atendente (tirar o atendente)"),
+            *((str(pk), name) for pk, name in agents.values_list("pk", "name")),
+        ]
+
+    def change(self) -> BulkChange:
+        value = self.cleaned_data["assignee"]
+        return BulkChange(assignee_id=None if value == UNASSIGN else value)
+
+
+class BulkTagsForm(forms.Form):
+    tags_add = forms.CharField(label="Acrescentar tags", required=False, help_text="Separadas por vírgula.")
+    tags_remove = forms.CharField(label="Retirar tags", required=False, help_text="Separadas por vírgula.")
+
+    def __init__(self, *args, organization_id, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def clean(self):
+        cleaned = super().clean()
+        add, remove = (_comma_list(cleaned.get(name, "")) for name in ("tags_add", "tags_remove"))
+        if not add and not remove:
+            raise forms.ValidationError("Informe tags a acrescentar, a retirar ou as duas.")
+        try:
+            cleaned["tags"] = TagsChange.of(add, remove, fields=("tags_add", "tags_remove"))
+        except ValidationFailed as refused:
+            for name, errors in refused.errors.items():
+                self.add_error(name, errors)
+        return cleaned
+
+    def change(self) -> BulkChange:
+        return BulkChange(tags=self.cleaned_data["tags"])
+
+
+def _comma_list(text: str) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
 @admin.register(Ticket)
 class TicketAdmin(OrganizationScopedAdmin):
     form = TicketAdminForm
@@ -393,22 +529,32 @@ class TicketAdmin(OrganizationScopedAdmin):
     list_display = [
         "number",
         "subject",
-        "colored_status",
-        "sla_deadline",
-        "priority",
-        "tag_list",
         "requester",
+        "colored_status",
+        "priority",
         "assignee",
-        "created_at",
+        "customer_activity",
+        "awaiting_us",
+        "sla_deadline",
+        "tag_list",
     ]
     list_display_links = ["number", "subject"]
     list_select_related = ["status", "requester", "assignee"]
-    list_filter = [StatusCategoryFilter, SlaFilter, "priority", AssigneeFilter, TagFilter, CustomFieldListFilter]
+    list_filter = [
+        QueueFilter,
+        StatusCategoryFilter,
+        SlaFilter,
+        "priority",
+        AssigneeFilter,
+        TagFilter,
+        CustomFieldListFilter,
+    ]
     search_fields = ["subject", "external_id", "requester__name", "requester__email", "requester__external_id"]
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-number"]
-    actions = ["resolve", "assign_to_me"]
+    actions = ["resolve", "assign_to_me", "bulk_status", "bulk_priority", "bulk_assignee", "bulk_tags"]
+    change_list_template = "admin/tickets/ticket/change_list.html"
     readonly_fields = [
         "number",
         "subject",
@@ -419,7 +565,7 @@ class TicketAdmin(OrganizationScopedAdmin):
         "created_at",
         "updated_at",
         "resolved_at",
-        "status_history",
+        "change_history",
         "sla_targets",
         "ratings",
     ]
@@ -436,7 +582,7 @@ class TicketAdmin(OrganizationScopedAdmin):
                     "resolved_at",
                     "sla_targets",
                     "ratings",
-                    "status_history",
+                    "change_history",
                 ]
             },
         ),
@@ -483,6 +629,30 @@ class TicketAdmin(OrganizationScopedAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("status", "requester", "assignee")
+
+    def changelist_view(self, request, extra_context=None):
+        """An agent's list opens on "Meus tickets"; the queues' bar above it shows every queue's count, counted
+        in one query over what the user may see."""
+        agent = request_agent(request)
+        if request.method == "GET" and not request.GET and agent is not None:
+            return HttpResponseRedirect(f"{request.path}?{urlencode({QueueFilter.parameter_name: DEFAULT_QUEUE})}")
+        counts = queue_counts(self.get_queryset(request), agent=agent, now=timezone.now())
+        current = request.GET.get(QueueFilter.parameter_name)
+        queues = [
+            {
+                "slug": queue.slug,
+                "label": queue.label,
+                "count": counts[queue.slug],
+                "url": f"?{urlencode({QueueFilter.parameter_name: queue.slug})}",
+                "current": queue.slug == current,
+            }
+            for queue in QUEUES
+            if agent is not None or queue.slug != DEFAULT_QUEUE
+        ]
+        return super().changelist_view(request, extra_context={**(extra_context or {}), "queues": queues})
+
+    def get_changelist(self, request, **kwargs):
+        return TicketChangeList
 
     def get_search_results(self, request, queryset, search_term):
         # `queryset` already carries the list filters: a number match must stay inside them.
@@ -575,27 +745,47 @@ class TicketAdmin(OrganizationScopedAdmin):
             ((tag,) for tag in ticket.tags),
         )
 
-    @admin.display(description="histórico de status")
-    def status_history(self, ticket: Ticket) -> str:
-        """Who moved the ticket, from where to where: agents and the customer (a reply or resolver/reabrir
-        through the partner API) alike."""
-        changes = ticket_status_history(ticket=ticket)
-        if not changes:
+    @admin.display(description="última atividade do cliente", ordering="customer_activity_at")
+    def customer_activity(self, ticket: Ticket) -> str:
+        instant = getattr(ticket, "customer_activity_at", None)
+        if instant is None:
+            return "—"
+        return format_html(
+            '<span class="atividade-cliente" title="{}">há {}</span>', _when(instant), timesince(instant, depth=1)
+        )
+
+    @admin.display(description="aguarda a equipe")
+    def awaiting_us(self, ticket: Ticket) -> str:
+        """Marked when the customer spoke last: the team owes the next public message."""
+        if not awaits_agent(ticket):
+            return ""
+        return format_html(
+            '<span class="aguarda-equipe" title="{}" style="color:#DC2626;font-weight:bold">● {}</span>',
+            "A última mensagem pública é do cliente.",
+            "cliente aguarda",
+        )
+
+    @admin.display(description="histórico de alterações")
+    def change_history(self, ticket: Ticket) -> str:
+        """Who changed the status, priority, assignee or tags, from what to what, and when: agents and the
+        customer (a reply, resolver/reabrir or tags through the partner API) alike."""
+        records, agent_names = ticket_change_history(ticket=ticket)
+        if not records:
             return "—"
         items = format_html_join(
             "",
-            '<li>{}: {} → {}, por <span class="autor-status">{}</span></li>',
+            '<li class="alteracao-{}">{}: {}, por <span class="autor-alteracao">{}</span></li>',
             (
                 (
+                    record.action.removeprefix("ticket."),
                     formats.localize(timezone.template_localtime(record.created_at)),
-                    record.changes.get("status", {}).get("antes"),
-                    record.changes.get("status", {}).get("depois"),
+                    change_summary(record, agent_names),
                     status_author(record),
                 )
-                for record in changes
+                for record in records
             ),
         )
-        return format_html('<ul class="historico-status" style="margin:0;padding-left:1.2em">{}</ul>', items)
+        return format_html('<ul class="historico-alteracoes" style="margin:0;padding-left:1.2em">{}</ul>', items)
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
@@ -679,6 +869,61 @@ class TicketAdmin(OrganizationScopedAdmin):
             except (ApplicationError, ValidationFailed):
                 continue
         self.message_user(request, f"{count} ticket(s) atribuído(s) a você.", messages.SUCCESS)
+
+    @admin.action(description="Mudar o status dos selecionados…", permissions=["change"])
+    def bulk_status(self, request, queryset):
+        return self._bulk_edit(request, queryset, BulkStatusForm, "Mudar o status")
+
+    @admin.action(description="Mudar a prioridade dos selecionados…", permissions=["change"])
+    def bulk_priority(self, request, queryset):
+        return self._bulk_edit(request, queryset, BulkPriorityForm, "Mudar a prioridade")
+
+    @admin.action(description="Atribuir os selecionados a…", permissions=["change"])
+    def bulk_assignee(self, request, queryset):
+        return self._bulk_edit(request, queryset, BulkAssigneeForm, "Atribuir a um atendente")
+
+    @admin.action(description="Acrescentar ou retirar tags dos selecionados…", permissions=["change"])
+    def bulk_tags(self, request, queryset):
+        return self._bulk_edit(request, queryset, BulkTagsForm, "Acrescentar ou retirar tags")
+
+    def _bulk_edit(self, request, queryset, form_class, title):
+        """A bulk action's page: the form first (what to set), then tickets.bulk, the panel's POST
+        /api/tickets/lote's service, and a report of what was changed and what was left, with why."""
+        agent = request_agent(request)
+        if agent is None:
+            self.message_user(request, "Somente atendentes ativos podem alterar tickets em lote.", messages.ERROR)
+            return None
+        applying = "aplicar" in request.POST
+        form = form_class(request.POST if applying else None, organization_id=agent.organization_id)
+        if applying and form.is_valid():
+            numbers = dict(queryset.values_list("pk", "number"))
+            try:
+                outcome = tickets_update_in_bulk(
+                    organization=agent.organization,
+                    ticket_ids=list(numbers),
+                    change=form.change(),
+                    actor=Actor.of_agent(agent),
+                )
+            except (ApplicationError, ValidationFailed) as refused:
+                self.message_user(request, _refusal_text(refused), messages.ERROR)
+                return None
+            self.message_user(
+                request, f"{len(outcome.updated)} atualizados, {len(outcome.ignored)} ignorados.", messages.SUCCESS
+            )
+            for ticket_id, reason in outcome.ignored:
+                self.message_user(request, f"#{numbers.get(ticket_id, '?')} ignorado: {reason}", messages.WARNING)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "form": form,
+            "tickets": queryset.order_by("number"),
+            "action": request.POST.get("action", ""),
+            "select_across": request.POST.get("select_across", "0"),
+            "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/tickets/ticket/bulk_edit.html", context)
 
 
 @admin.register(Contact)

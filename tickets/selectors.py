@@ -574,17 +574,34 @@ def tag_counts(*, organization: Organization) -> list[TagCount]:
         return [TagCount(name, count) for name, count in cursor.fetchall()]
 
 
-def ticket_status_history(*, ticket: Ticket) -> list[AuditRecord]:
-    """The ticket's status changes, oldest first, as the audit trail recorded them, whoever made them (an
-    agent, the customer through the partner API, the system): one query, on the audit trail's resource
-    index. Kept as long as the trail (AUDIT_RETENTION_DAYS)."""
+TICKET_CHANGE_ACTIONS = (
+    "ticket.status_alterado",
+    "ticket.prioridade_alterada",
+    "ticket.atribuido",
+    "ticket.tags_alteradas",
+)
+
+
+def ticket_change_history(*, ticket: Ticket) -> tuple[list[AuditRecord], dict[str, str]]:
+    """The ticket's changes of status, priority, assignee and tags, oldest first, as the audit trail recorded
+    them, whoever made them (an agent, the customer through the partner API, the system), and the names of the
+    agents they name by id: two queries, the first on the audit trail's resource index. Kept as long as the
+    trail (AUDIT_RETENTION_DAYS)."""
     records = AuditRecord.objects.filter(
         organization_id=ticket.organization_id,
         resource_type="ticket",
         resource_id=str(ticket.pk),
-        action="ticket.status_alterado",
+        action__in=TICKET_CHANGE_ACTIONS,
     )
-    return list(records.order_by("created_at", "id").only("created_at", "actor_type", "actor_name", "changes"))
+    history = list(
+        records.order_by("created_at", "id").only("created_at", "action", "actor_type", "actor_name", "changes")
+    )
+    agent_ids = {value for record in history for value in record.changes.get("atendente_id", {}).values() if value}
+    names = {}
+    if agent_ids:
+        agents = Agent.objects.filter(organization_id=ticket.organization_id, pk__in=agent_ids)
+        names = {str(pk): name for pk, name in agents.values_list("pk", "name")}
+    return history, names
 
 
 def status_first_of_category(*, organization_id, category: str) -> TicketStatus | None:

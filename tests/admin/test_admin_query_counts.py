@@ -32,7 +32,11 @@ def make_varied_tickets(organization, agents, count: int) -> list:
     return tickets
 
 
-@pytest.mark.parametrize("params", [None, {"q": "Assunto"}, {"categoria": "aberto"}], ids=["all", "search", "filter"])
+@pytest.mark.parametrize(
+    "params",
+    [{"fila": "todos"}, {"fila": "meus"}, {"fila": "sla_violado"}, {"q": "Assunto"}, {"categoria": "aberto"}],
+    ids=["all", "mine", "sla-queue", "search", "filter"],
+)
 def test_ticket_changelist_queries_do_not_grow_with_tickets(staff, organization, agents, params):
     make_varied_tickets(organization, agents, 1)
     with_one, _ = measured_get(staff, TICKET_CHANGELIST, params)

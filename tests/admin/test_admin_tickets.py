@@ -13,7 +13,7 @@ from helpdesk.permissions import support_group_ensure
 from helpdesk.services import agent_set_active
 from integrations.models import EventKind, WebhookEvent
 from tests.assertions import bearer_client, run_admin_action
-from tests.contract import TICKET_CHANGELIST
+from tests.contract import TICKET_CHANGELIST, TICKET_LIST_ALL
 from tests.factories import (
     PASSWORD,
     make_agent,
@@ -420,14 +420,20 @@ def test_assign_to_me_refuses_a_staff_user_who_is_not_an_active_agent(client, or
     assert ticket.assignee is None
 
 
-def status_history(client, ticket: Ticket) -> list[str]:
-    """The ticket page's status history, one line per change without its time: "Aberto → Resolvido, por X"."""
+def change_history(client, ticket: Ticket) -> list[str]:
+    """The ticket page's history of changes, one line per change without its time: "status Aberto → Resolvido,
+    por X", "prioridade media → alta, por X"."""
     html = client.get(change_url(ticket)).content.decode()
-    history = re.search(r'<ul class="historico-status"[^>]*>(.*?)</ul>', html, re.S)
+    history = re.search(r'<ul class="historico-alteracoes"[^>]*>(.*?)</ul>', html, re.S)
     if history is None:
         return []
-    lines = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", history.group(1), re.S)]
+    lines = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li[^>]*>(.*?)</li>", history.group(1), re.S)]
     return [unescape(line).split(": ", 1)[1] for line in lines]
+
+
+def status_history(client, ticket: Ticket) -> list[str]:
+    """The history's status changes: "Aberto → Resolvido, por X"."""
+    return [line.removeprefix("status ") for line in change_history(client, ticket) if line.startswith("status ")]
 
 
 def test_the_customers_moves_through_the_api_show_as_cliente_via_api(staff, admin, organization, ticket):
@@ -450,7 +456,7 @@ def test_the_customers_moves_through_the_api_show_as_cliente_via_api(staff, admi
     ]
     html = staff.get(change_url(ticket)).content.decode()
     assert "ERP" not in html  # the key's name is the audit trail's business, not the thread's
-    assert "histórico de status" in html.lower()
+    assert "histórico de alterações" in html.lower()
 
 
 def test_a_move_that_changed_nothing_is_not_in_the_history(staff, organization, ticket):
@@ -501,7 +507,7 @@ def test_list_shows_status_badge_in_status_color(staff, organization, ticket):
         ),
     )
 
-    html = staff.get(TICKET_CHANGELIST).content.decode()
+    html = staff.get(TICKET_LIST_ALL).content.decode()
 
     assert badge("#3B82F6", "Aberto") in html
     assert badge("#10B981", "Resolvido") in html
@@ -511,7 +517,7 @@ def test_list_shows_status_badge_in_status_color(staff, organization, ticket):
 
 
 def listed(client, params) -> list[Ticket]:
-    response = client.get(TICKET_CHANGELIST, params)
+    response = client.get(TICKET_CHANGELIST, {"fila": "todos", **params})
     assert response.status_code == 200
     assert "e=1" not in response.get("Location", "")
     return list(response.context["cl"].result_list)
@@ -574,7 +580,7 @@ def test_assignee_filter_offers_only_own_organization_agents(
 ):
     foreign_agent = make_agent(other_organization, name="Atendente GLOBEX-CONFIDENCIAL")
 
-    response = staff.get(TICKET_CHANGELIST)
+    response = staff.get(TICKET_LIST_ALL)
 
     [assignee_filter] = [
         spec for spec in response.context["cl"].filter_specs if getattr(spec, "parameter_name", None) == "atendente"
@@ -647,7 +653,7 @@ def assignee_options(response) -> set[str]:
 
 @pytest.mark.parametrize("value", ["not-a-uuid", "123", "00000000-0000-0000-0000-00000000000g"])
 def test_a_malformed_assignee_filter_is_djangos_bad_lookup_page_not_a_500(staff, assorted, value):
-    response = staff.get(TICKET_CHANGELIST, {"atendente": value})
+    response = staff.get(TICKET_CHANGELIST, {"fila": "todos", "atendente": value})
 
     assert response.status_code == 302
     assert response["Location"].endswith("?e=1")
@@ -852,7 +858,7 @@ def test_the_list_shows_the_tags_and_filters_by_one_of_the_organizations(
     ticket_update(ticket=assorted["closed"], tags_add=["vip"])
     ticket_update(ticket=make_ticket(other_organization), tags_add=["vip", "segredo-globex"])
 
-    response = staff.get(TICKET_CHANGELIST)
+    response = staff.get(TICKET_LIST_ALL)
     html = unescape(response.content.decode())
 
     assert '<span class="tag-do-ticket"' in response.content.decode()
