@@ -104,6 +104,13 @@ CREATED_MODELS = {
     "/api/campos": CustomField,
 }
 
+# POSTs on a collection that create nothing: a bulk edit answers what it changed and what it left.
+NOT_CREATING = {"/api/tickets/lote"}
+
+# What an answer may hold of A because the caller sent it: a bulk edit answers each id it was given, A's as
+# `ignorados` with the reason of a missing one (the caller learns nothing it did not know).
+ECHOES = {"POST /api/tickets/lote": lambda world: {str(world.a.ticket.pk)}}
+
 IDEMPOTENCY_KEY = "pedido-repetido"
 
 

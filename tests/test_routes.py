@@ -34,6 +34,7 @@ ROUTES = {
     "/api/webhooks/{id}/entregas": ("GET",),
     "/api/webhooks/{id}/entregas/{entrega}/reenviar": ("POST",),
     "/api/tickets": ("GET", "POST"),
+    "/api/tickets/lote": ("POST",),
     "/api/tickets/{id}": ("DELETE", "GET", "PATCH"),
     "/api/tickets/{id}/respostas": ("POST",),
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),

@@ -53,7 +53,7 @@ class BulkChange:
 
 
 def tickets_update_in_bulk(*, organization: Organization, ticket_ids, change: BulkChange, actor: Actor) -> BulkOutcome:
-    """Apply one change to many tickets of the organization, in the order given (each id once).
+    """Apply one change to many tickets of the organization (each id once), reported in the order given.
 
     What the change names (status, agent) is looked up once, before any ticket: a status or agent outside the
     organization refuses the whole request (404 on its field), like PATCH /api/tickets/{id}. Then each ticket is
@@ -70,13 +70,19 @@ def tickets_update_in_bulk(*, organization: Organization, ticket_ids, change: Bu
     if change.assignee_id not in (UNCHANGED, None):
         assignee = agent_get(organization_id=organization.pk, agent_id=change.assignee_id)
         _assignee_check(organization.pk, assignee)
+    asked = list(dict.fromkeys(ticket_ids))
+    # Tickets are locked in one order whatever the caller's: in the panel's request (one transaction, a savepoint
+    # per ticket) the locks are held to the end, and two bulk edits over the same tickets must not deadlock.
+    reasons = {
+        ticket_id: _ticket_update_one(organization, ticket_id, change, status, assignee, actor)
+        for ticket_id in sorted(asked, key=str)
+    }
     outcome = BulkOutcome()
-    for ticket_id in dict.fromkeys(ticket_ids):
-        reason = _ticket_update_one(organization, ticket_id, change, status, assignee, actor)
-        if reason is None:
+    for ticket_id in asked:
+        if reasons[ticket_id] is None:
             outcome.updated.append(ticket_id)
         else:
-            outcome.ignored.append((ticket_id, reason))
+            outcome.ignored.append((ticket_id, reasons[ticket_id]))
     return outcome
 
 

@@ -11,7 +11,7 @@ pytestmark = needs_chromium
 
 
 def open_ticket(page, stack, ticket):
-    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/?fila=todos")
     page.click(f"text={ticket['assunto']}")
     page.wait_for_selector("#id_new_reply")
     assert f"/admin/tickets/ticket/{ticket['id']}/change/" in page.url
@@ -95,7 +95,7 @@ def test_tags_added_on_the_ticket_page_reach_the_partner_and_filter_the_ticket_l
     delivered = json.loads(wait_for(lambda: receiver.at(path), message="ticket.tags_alteradas")[0].body)
     assert delivered["data"]["alteracoes"]["tags"] == {"adicionadas": ["cliente-vip", "loja-centro"], "removidas": []}
 
-    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/?fila=todos")
     page.click("#changelist-filter a:has-text('cliente-vip (1)')")
     page.wait_for_selector("#result_list")
     assert "tag=cliente-vip" in page.url
@@ -142,7 +142,7 @@ def test_staff_of_another_organization_cannot_open_the_ticket(stack, page):
     assert "não existe" in page.inner_text(".messagelist")
     assert ticket["assunto"] not in page.content()
     assert page.locator("#id_new_reply").count() == 0
-    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/?fila=todos")
     assert page.locator(f"a[href*='{ticket['id']}']").count() == 0
 
 
@@ -276,7 +276,7 @@ def test_staff_define_a_custom_field_set_it_and_filter_the_ticket_list_by_it(sta
     save_and_continue(page)
     assert page.locator("#id_campo_filial").input_value() == "norte"
 
-    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/?fila=todos")
     page.click("text=Filial: norte")
     page.wait_for_url(re.compile(r"campo\.filial=norte"))
     listed = page.locator("#result_list tbody tr").all_inner_texts()

@@ -95,7 +95,7 @@ def test_staff_configure_hours_and_a_policy_and_see_the_breached_ticket_first_in
     wait_for(lambda: _sla_of(stack, late["id"])["metas"][0]["violada"], timeout=120, message="the breach")
     in_time = stack.create_ticket()
 
-    page.goto(f"{stack.base_url}/admin/tickets/ticket/")
+    page.goto(f"{stack.base_url}/admin/tickets/ticket/?fila=todos")
     page.click("th.column-sla_deadline a")  # sorted by the next deadline
     page.wait_for_selector("th.sorted.column-sla_deadline")
     first_row = page.locator("#result_list tbody tr").first
