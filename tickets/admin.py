@@ -44,6 +44,7 @@ from tickets.fields.admin import (
 )
 from tickets.fields.rules import custom_values_clean
 from tickets.fields.selectors import field_definitions
+from tickets.merge_admin import TicketMergeAdminMixin
 from tickets.models import (
     AttachmentUsage,
     Contact,
@@ -231,11 +232,16 @@ class ReplyThreadInline(admin.TabularInline):
     @admin.display(description="tipo")
     def visibility(self, reply: Reply) -> str:
         if reply.is_internal:
-            return format_html(
+            kind = format_html(
                 '<strong class="nota-interna" style="background:#FEF3C7;color:#92400E;padding:2px 6px">{}</strong>',
                 "Nota interna",
             )
-        return format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+        else:
+            kind = format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+        if reply.merged_from_number is None:
+            return kind
+        # Moved here by a merge (tickets.merging): the ticket it was written in.
+        return format_html('{} <span class="mesclado-de">do #{}</span>', kind, reply.merged_from_number)
 
     @admin.display(description="anexos")
     def files(self, reply: Reply) -> str:
@@ -246,7 +252,7 @@ class ReplyThreadInline(admin.TabularInline):
         if reply.author_agent_id:
             return f"{reply.author_agent.name} (atendente)"
         contact = reply.author_contact
-        return f"{contact.name} (cliente)" if contact else "—"
+        return f"{contact.name} (cliente)" if contact else "Sistema"  # a merge's notes (tickets.merging)
 
 
 class TicketAdminForm(forms.ModelForm):
@@ -387,7 +393,7 @@ class TicketAddForm(forms.ModelForm):
 
 
 @admin.register(Ticket)
-class TicketAdmin(OrganizationScopedAdmin):
+class TicketAdmin(TicketMergeAdminMixin, OrganizationScopedAdmin):
     form = TicketAdminForm
     inlines = [ReplyThreadInline]
     list_display = [
@@ -408,7 +414,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-number"]
-    actions = ["resolve", "assign_to_me"]
+    actions = ["resolve", "assign_to_me", "merge_into"]
     readonly_fields = [
         "number",
         "subject",
@@ -422,9 +428,25 @@ class TicketAdmin(OrganizationScopedAdmin):
         "status_history",
         "sla_targets",
         "ratings",
+        "merged_into_link",
+        "merged_sources",
     ]
     fieldsets = [
-        (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "number",
+                    "subject",
+                    "description",
+                    "requester",
+                    "external_id",
+                    "channel",
+                    "merged_into_link",
+                    "merged_sources",
+                ]
+            },
+        ),
         (
             "Atendimento",
             {
@@ -482,7 +504,7 @@ class TicketAdmin(OrganizationScopedAdmin):
         return request_agent(request) is not None and super().has_add_permission(request)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("status", "requester", "assignee")
+        return super().get_queryset(request).select_related("status", "requester", "assignee", "merged_into")
 
     def get_search_results(self, request, queryset, search_term):
         # `queryset` already carries the list filters: a number match must stay inside them.
