@@ -6,7 +6,7 @@ duplicate tickets".
 """
 
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -62,8 +62,10 @@ def tickets_merge(*, target: Ticket, sources: list[Ticket], actor: Actor) -> Tic
     # undoes the merge alone, and the caller (the admin's action, which then shows the error) goes on.
     with transaction.atomic():
         ids = [target.pk, *(source.pk for source in sources)]
-        # The bare rows, locked in one fixed order (by id); read with their relations once they are held.
-        list(Ticket.objects.filter(pk__in=ids).order_by("pk").select_for_update().values_list("pk", flat=True))
+        # The bare rows, locked in one fixed order (by id), with those merged into a source earlier (re-pointed
+        # below): no merge waits for another while holding a row that one needs. Read with their relations once held.
+        lockable = Ticket.objects.filter(Q(pk__in=ids) | Q(merged_into__in=ids[1:])).order_by("pk")
+        list(lockable.select_for_update().values_list("pk", flat=True))
         held = Ticket.objects.select_related("status", "organization", "requester", "assignee", "current_rating")
         by_id = held.in_bulk(ids)
         if len(by_id) != len(ids):  # deleted since the caller looked them up
