@@ -123,6 +123,7 @@ AUDIT_ACTIONS = (
     "ticket.campos_alterados",
     "ticket.criado",
     "ticket.excluido",
+    "ticket.mesclado",
     "ticket.prioridade_alterada",
     "ticket.status_alterado",
     "ticket.tags_alteradas",

@@ -201,6 +201,11 @@ def sla_alert_event(ticket: Ticket, alert: str, target, actor: Actor) -> Webhook
     )
 
 
+def merged_event(ticket: Ticket, target: Ticket, actor: Actor) -> WebhookEvent:
+    """`ticket.mesclado`: the source (closed, its thread moved) and `destino`, the ticket it was merged into."""
+    return ticket_event(ticket, EventKind.MERGED, actor, destino={"id": str(target.pk), "numero": target.number})
+
+
 def deleted_event(tombstone, actor: Actor) -> WebhookEvent:
     """The ticket is gone: `ticket` is what identifies it, nothing more."""
     return event_emit(

@@ -91,6 +91,7 @@ class EventKind(models.TextChoices):
     FIELDS_CHANGED = "ticket.campos_alterados", "Campos alterados"
     SLA_AT_RISK = "ticket.sla_em_risco", "SLA em risco"
     SLA_BREACHED = "ticket.sla_violado", "SLA violado"
+    MERGED = "ticket.mesclado", "Ticket mesclado"
     TEST = "webhook.teste", "Teste"
 
 

@@ -79,6 +79,12 @@ def ticket_sla_alert(sender, ticket, alert, target, actor, **kwargs) -> None:
     events.sla_alert_event(ticket, alert, target, actor)
 
 
+@receiver(signals.ticket_merged, dispatch_uid="integrations.ticket_merged")
+def ticket_merged(sender, ticket, target, actor, **kwargs) -> None:
+    if not actor.is_partner:
+        events.merged_event(ticket, target, actor)
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="integrations.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     if not actor.is_partner:

@@ -49,6 +49,7 @@ ALL_EVENTS = [
     "ticket.campos_alterados",
     "ticket.sla_em_risco",
     "ticket.sla_violado",
+    "ticket.mesclado",
 ]
 # What every event's `data.ator` may be: an agent as GET /api/v1/atendentes shows it, or the system.
 ACTOR_SYSTEM = {"tipo": "sistema"}

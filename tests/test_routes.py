@@ -39,6 +39,7 @@ ROUTES = {
     "/api/tickets/{id}/respostas": ("POST",),
     "/api/tickets/{id}/respostas/{resposta}": ("PATCH",),
     "/api/tickets/{id}/anexos": ("GET",),
+    "/api/tickets/{id}/mesclar": ("POST",),  # issue 24: merging duplicates
     "/api/ticket-status": ("GET",),
     "/api/tags": ("GET",),  # issue 22: the organization's tags
     "/api/auditoria": ("GET",),  # issue 19: the audit trail

@@ -275,6 +275,8 @@ BLOCK_COMBINATIONS = [
     "metricas,campos,sla,tags,contato,atendente",
     "avaliacao",
     "avaliacao,metricas,campos,sla,tags,contato,atendente",
+    "mesclagem",
+    "mesclagem,avaliacao,metricas,campos,sla,tags,contato,atendente",
 ]
 
 

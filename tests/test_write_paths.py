@@ -33,6 +33,7 @@ WRITERS = {
     "tickets/services.py",
     "tickets/attachments/services.py",
     "tickets/fields/services.py",
+    "tickets/merging.py",
     "helpdesk/services.py",
     # The SLA clock's writes: in the services' own transactions, or the beat's re-target after a change of the
     # settings (audited by sla.services), which moves each ticket in the change list.

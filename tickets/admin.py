@@ -48,6 +48,7 @@ from tickets.fields.admin import (
 )
 from tickets.fields.rules import custom_values_clean
 from tickets.fields.selectors import field_definitions
+from tickets.merge_admin import TicketMergeAdminMixin
 from tickets.models import (
     AttachmentUsage,
     Contact,
@@ -298,11 +299,16 @@ class ReplyThreadInline(admin.TabularInline):
     @admin.display(description="tipo")
     def visibility(self, reply: Reply) -> str:
         if reply.is_internal:
-            return format_html(
+            kind = format_html(
                 '<strong class="nota-interna" style="background:#FEF3C7;color:#92400E;padding:2px 6px">{}</strong>',
                 "Nota interna",
             )
-        return format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+        else:
+            kind = format_html('<span class="resposta-publica" style="color:#065F46">{}</span>', "Pública")
+        if reply.merged_from_number is None:
+            return kind
+        # Moved here by a merge (tickets.merging): the ticket it was written in.
+        return format_html('{} <span class="mesclado-de">do #{}</span>', kind, reply.merged_from_number)
 
     @admin.display(description="anexos")
     def files(self, reply: Reply) -> str:
@@ -313,7 +319,7 @@ class ReplyThreadInline(admin.TabularInline):
         if reply.author_agent_id:
             return f"{reply.author_agent.name} (atendente)"
         contact = reply.author_contact
-        return f"{contact.name} (cliente)" if contact else "—"
+        return f"{contact.name} (cliente)" if contact else "Sistema"  # a merge's notes (tickets.merging)
 
 
 class TicketAdminForm(forms.ModelForm):
@@ -523,7 +529,7 @@ def _comma_list(text: str) -> list[str]:
 
 
 @admin.register(Ticket)
-class TicketAdmin(OrganizationScopedAdmin):
+class TicketAdmin(TicketMergeAdminMixin, OrganizationScopedAdmin):
     form = TicketAdminForm
     inlines = [ReplyThreadInline]
     list_display = [
@@ -553,7 +559,7 @@ class TicketAdmin(OrganizationScopedAdmin):
     search_help_text = "Número, assunto, ID externo do ticket, ou nome, e-mail ou ID externo do solicitante."
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-number"]
-    actions = ["resolve", "assign_to_me", "bulk_status", "bulk_priority", "bulk_assignee", "bulk_tags"]
+    actions = ["resolve", "assign_to_me", "bulk_status", "bulk_priority", "bulk_assignee", "bulk_tags", "merge_into"]
     change_list_template = "admin/tickets/ticket/change_list.html"
     readonly_fields = [
         "number",
@@ -568,9 +574,25 @@ class TicketAdmin(OrganizationScopedAdmin):
         "change_history",
         "sla_targets",
         "ratings",
+        "merged_into_link",
+        "merged_sources",
     ]
     fieldsets = [
-        (None, {"fields": ["number", "subject", "description", "requester", "external_id", "channel"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "number",
+                    "subject",
+                    "description",
+                    "requester",
+                    "external_id",
+                    "channel",
+                    "merged_into_link",
+                    "merged_sources",
+                ]
+            },
+        ),
         (
             "Atendimento",
             {
@@ -628,7 +650,7 @@ class TicketAdmin(OrganizationScopedAdmin):
         return request_agent(request) is not None and super().has_add_permission(request)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("status", "requester", "assignee")
+        return super().get_queryset(request).select_related("status", "requester", "assignee", "merged_into")
 
     def changelist_view(self, request, extra_context=None):
         """An agent's list opens on "Meus tickets"; the queues' bar above it shows every queue's count, counted

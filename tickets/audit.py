@@ -60,6 +60,11 @@ def ticket_tags_changed(sender, ticket, added, removed, actor, **kwargs) -> None
     _ticket("ticket.tags_alteradas", ticket, {"tags": change(before, list(ticket.tags))})
 
 
+@receiver(signals.ticket_merged, dispatch_uid="tickets.audit.ticket_merged")
+def ticket_merged(sender, ticket, target, actor, **kwargs) -> None:
+    _ticket("ticket.mesclado", ticket, {"mesclado_em": change(None, target.number)})
+
+
 @receiver(signals.ticket_deleted, dispatch_uid="tickets.audit.ticket_deleted")
 def ticket_deleted(sender, tombstone, actor, **kwargs) -> None:
     audit_record(

@@ -170,3 +170,16 @@ class CustomFieldOptionInUse(Conflict):
             if len(options) == 1
             else f"{tickets} {noun} as opções {names}: troque o valor desses tickets antes de removê-las."
         )
+
+
+class TicketMerged(Conflict):
+    """A ticket merged into another (tickets.merging): its thread lives in the target now."""
+
+    message = "Ticket mesclado."
+    field = "id"
+
+    def __init__(self, *, target_id, target_number: int, field: str | None = None, detail: str | None = None):
+        super().__init__(
+            field=field,
+            detail=detail or f"Este ticket foi mesclado no ticket #{target_number} (id {target_id}); responda nele.",
+        )

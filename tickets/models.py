@@ -211,6 +211,17 @@ class Ticket(models.Model):
     # that writes updated_at.
     change_tx = models.BigIntegerField(editable=False, db_default=ChangeTransaction())
     change_seq = models.BigIntegerField(editable=False, db_default=ChangeSequenceDefault())
+    # The ticket this one was merged into (tickets.merging): set once, with the move of its thread there; always a
+    # ticket that is not merged itself (a later merge of that ticket points its sources to the new target).
+    merged_into = models.ForeignKey(
+        "self",
+        verbose_name="mesclado em",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="merged_sources",
+        editable=False,
+    )
 
     class Meta:
         verbose_name = "ticket"
@@ -328,6 +339,8 @@ class Reply(models.Model):
         Contact, verbose_name="contato", on_delete=models.PROTECT, null=True, blank=True, related_name="replies"
     )
     edited = models.BooleanField("editado", default=False)
+    # The number of the ticket this message was written in, when a merge moved it here (tickets.merging).
+    merged_from_number = models.PositiveIntegerField("do ticket mesclado", null=True, blank=True, editable=False)
     # Set by the services to the instant they touch the ticket, so a reply is never newer
     # than its ticket's atualizado_em (webhook payloads are built inside the transaction).
     created_at = models.DateTimeField("criado em", default=timezone.now, editable=False)

@@ -285,6 +285,13 @@ def _rating_block(row) -> dict:
     }
 
 
+def _merge_block(row) -> dict:
+    """`mesclagem`: the ticket this one was merged into (tickets.merging), a join of the ticket's own query."""
+    if row.merged_into_id is None:
+        return {"mesclado_em": None}
+    return {"mesclado_em": {"id": str(row.merged_into_id), "numero": row.merged_into__number}}
+
+
 # Every block, by the name `incluir` takes; their keys follow the ticket's own, in this order.
 TICKET_BLOCKS = {
     "atendente": TicketBlock(columns=("assignee_id", "assignee__name"), build=_each(_assignee_block)),
@@ -301,6 +308,7 @@ TICKET_BLOCKS = {
         columns=("current_rating__score", "current_rating__comment", "current_rating__created_at"),
         build=_each(_rating_block),
     ),
+    "mesclagem": TicketBlock(columns=("merged_into_id", "merged_into__number"), build=_each(_merge_block)),
 }
 ALL_TICKET_BLOCKS = tuple(TICKET_BLOCKS)
 

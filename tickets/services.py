@@ -35,6 +35,7 @@ from tickets.exceptions import (
     ReplyNotEditable,
     StatusUnavailable,
     TicketClosed,
+    TicketMerged,
     TicketNotFound,
     TicketNotResolved,
 )
@@ -204,18 +205,22 @@ def _assignee_check(organization_id, assignee: Agent, current_assignee_id=None) 
 
 
 TICKET_BY_EXTERNAL_ID_SQL = model_sql(
-    "SELECT {t.id} FROM {t} WHERE {t.organization} = %s AND {t.external_id} = %s",
+    "SELECT {t.id}, {t.merged_into} FROM {t} WHERE {t.organization} = %s AND {t.external_id} = %s",
     t=Ticket,
 )
 
 
 def _ticket_with_external_id(organization: Organization, external_id: str) -> Ticket | None:
     """Most creates bring a new external_id: they pay one light statement; a repeat loads its ticket (with
-    its assignee: the `atendente` block shows it without another statement)."""
+    its assignee: the `atendente` block shows it without another statement). A ticket merged into another
+    (tickets.merging) answers with that one: its thread is there now, and the idempotency survives the merge."""
     with connection.cursor() as cursor:
         cursor.execute(TICKET_BY_EXTERNAL_ID_SQL, [db_value(Ticket, "organization", organization.pk), external_id])
         found = cursor.fetchone()
-    return Ticket.objects.select_related("status", "requester", "assignee").get(pk=found[0]) if found else None
+    if not found:
+        return None
+    pk = found[1] or found[0]
+    return Ticket.objects.select_related("status", "requester", "assignee").get(pk=pk)
 
 
 NEXT_NUMBER_SQL = model_sql(
@@ -330,8 +335,9 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
     """
     with transaction.atomic(savepoint=False):
         ticket = _locked_ticket_of(organization, ticket_id)
+        merged = ticket is not None and ticket.merged_into_id is not None
         closed = ticket is not None and ticket.status.category == StatusCategory.CLOSED
-        if ticket is not None and not closed:
+        if ticket is not None and not closed and not merged:
             previous_status = ticket.status
             if _reopening_due(ticket):
                 _apply_status(ticket, _reopened_status(ticket))
@@ -352,6 +358,9 @@ def reply_create_by_customer(*, organization: Organization, ticket_id, body: str
             signals.reply_published.send(sender=Reply, reply=reply, actor=PARTNER)
     if ticket is None:
         raise TicketNotFound()
+    if merged:  # closed too, but the partner needs to know where the conversation went
+        target = Ticket.objects.values_list("id", "number", named=True).get(pk=ticket.merged_into_id)
+        raise TicketMerged(target_id=target.id, target_number=target.number)
     if closed:
         raise TicketClosed()
     return reply

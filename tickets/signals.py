@@ -22,6 +22,8 @@ Every signal is sent with `sender` the model class and these keyword arguments:
   shown_to_partner)}, every field the write changed, hidden ones too), actor
 - ticket_sla_alert: ticket, alert ("em_risco": 80% of a target's business time is gone; "violado": its deadline
   passed), target (sla.clock.Target, as announced), actor (the system: the beat); once per target and cycle
+- ticket_merged: ticket (the source, as it now is: closed, merged_into set), target (the ticket it was merged
+  into), actor (tickets.merging; once per source)
 - contact_updated: contact, changed (field names; None when a partner's request filled blank ones), actor
 - contact_anonymized: contact (as it now is), previous (ContactIdentity: what it was), tickets (TicketRef of
   each ticket it asked), actor; listeners remove their copies of `previous` in the same transaction
@@ -41,5 +43,6 @@ reply_edited = Signal()
 attachment_added = Signal()
 ticket_fields_changed = Signal()
 ticket_sla_alert = Signal()
+ticket_merged = Signal()
 contact_updated = Signal()
 contact_anonymized = Signal()

@@ -44,6 +44,11 @@ class AnonymizedContactOut(serializers.Serializer):
     anonimizado_em = serializers.DateTimeField()
 
 
+class MergeTargetOut(serializers.Serializer):
+    id = serializers.UUIDField(help_text="O ticket que recebeu as respostas deste.")
+    numero = serializers.IntegerField(min_value=1)
+
+
 class WebhookRefOut(serializers.Serializer):
     id = serializers.UUIDField()
     nome = serializers.CharField()
@@ -146,6 +151,12 @@ KINDS = {
         "O prazo de uma meta de SLA do ticket passou sem ela ser cumprida (uma vez por meta e ciclo; também quando a "
         "meta foi cumprida com atraso antes de o beat ver o prazo passar). `meta` é essa meta, `sla` todas.",
         {"sla": lambda: SlaOut(), "meta": lambda: SlaTargetOut()},
+    ),
+    EventKind.MERGED: (
+        "EventoTicketMesclado",
+        "O ticket foi mesclado em outro (admin ou painel): fechado, sem respostas (foram para o destino, marcadas "
+        "com o número deste); `destino` é o ticket que as tem agora. Um por ticket mesclado.",
+        {"destino": lambda: MergeTargetOut()},
     ),
     EventKind.DELETED: ("EventoTicketExcluido", "O ticket foi excluído (admin, painel, comando).", {}),
     EventKind.CONTACT_ANONYMIZED: (

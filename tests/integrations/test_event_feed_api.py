@@ -202,7 +202,8 @@ def test_an_unknown_tipo_is_a_422_on_tipo(partner, organization, history):
     known = (
         "ticket.criado, ticket.resposta_publica, ticket.resposta_editada, ticket.status_alterado, ticket.resolvido, "
         "ticket.prioridade_alterada, ticket.atribuido, ticket.tags_alteradas, ticket.anexo_adicionado, "
-        "ticket.excluido, contato.anonimizado, ticket.campos_alterados, ticket.sla_em_risco, ticket.sla_violado"
+        "ticket.excluido, contato.anonimizado, ticket.campos_alterados, ticket.sla_em_risco, ticket.sla_violado, "
+        "ticket.mesclado"
     )
     assert response.status_code == 422
     assert response.json() == {

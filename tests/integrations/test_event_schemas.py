@@ -118,6 +118,17 @@ def every_kind_through_the_doors(organization, admin, partner) -> None:
         200,
         "Ticket atualizado.",
     )
+    duplicate = agent.post(
+        "/api/tickets",
+        {"assunto": "Pedido (de novo)", "descricao": "Atrasado", "solicitante": {"nome": "Ana"}},
+        format="json",
+    )
+    merged = agent.post(
+        f"/api/tickets/{ticket}/mesclar",
+        {"origens": [assert_success(duplicate, 201, "Ticket criado.")["id"]]},
+        format="json",
+    )
+    assert_success(merged, 200, "Tickets mesclados.")
     webhook = organization.webhooks.get()
     assert_success(
         panel_client(admin.email).post(f"/api/webhooks/{webhook.pk}/testar"), 200, "Evento de teste enfileirado."

@@ -15,7 +15,10 @@ from tickets.services import ticket_delete, ticket_update
 
 EVENTS = "/api/v1/eventos"
 WEBHOOKS = "/api/webhooks"
-UNKNOWN = "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao."
+UNKNOWN = (
+    "Bloco desconhecido: xyz, SLA. Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao, "
+    "mesclagem."
+)
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits", "example_dns", "queued")
 

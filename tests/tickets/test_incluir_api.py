@@ -19,7 +19,7 @@ from tickets.services import RequesterData, ticket_delete, ticket_update
 
 TICKETS = "/api/v1/tickets"
 CHANGES = "/api/v1/tickets/alteracoes"
-ACCEPTED = "Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao."
+ACCEPTED = "Blocos aceitos: atendente, contato, tags, campos, sla, metricas, avaliacao, mesclagem."
 UNKNOWN_NAME = f"Bloco desconhecido: inexistente. {ACCEPTED}"
 
 pytestmark = pytest.mark.usefixtures("generous_rate_limits")
@@ -408,6 +408,7 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         {"$ref": "#/components/schemas/SlaBlockOut"},
         {"$ref": "#/components/schemas/MetricsBlockOut"},
         {"$ref": "#/components/schemas/RatingBlockOut"},
+        {"$ref": "#/components/schemas/MergeBlockOut"},
     ]
     assert components["TicketSummaryWithBlocksOut"]["allOf"][0] == {"$ref": "#/components/schemas/TicketSummaryOut"}
     for block, keys in (
@@ -418,6 +419,7 @@ def test_ticket_publico_is_unchanged_and_the_blocks_are_optional_components_besi
         ("SlaBlockOut", ["sla"]),
         ("MetricsBlockOut", ["metricas"]),
         ("RatingBlockOut", ["avaliacao"]),
+        ("MergeBlockOut", ["mesclado_em"]),
     ):
         assert list(components[block]["properties"]) == keys
         assert "required" not in components[block]  # present exactly when asked for
@@ -450,8 +452,8 @@ def test_every_answer_with_tickets_takes_incluir_with_the_names_it_knows(schema,
         "type": "string",
         "maxLength": 255,
         "pattern": (
-            "^((atendente|contato|tags|campos|sla|metricas|avaliacao)?,)*"
-            "(atendente|contato|tags|campos|sla|metricas|avaliacao)?$"
+            "^((atendente|contato|tags|campos|sla|metricas|avaliacao|mesclagem)?,)*"
+            "(atendente|contato|tags|campos|sla|metricas|avaliacao|mesclagem)?$"
         ),
     }
     assert "422" in schema["paths"][path][method]["responses"]

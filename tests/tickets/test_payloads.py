@@ -38,6 +38,7 @@ from tickets.api.serializers import (
 )
 from tickets.attachments.services import attachment_add_by_partner, reply_create_with_attachments
 from tickets.fields.services import custom_field_create
+from tickets.merging import tickets_merge
 from tickets.models import Attachment, Contact, Reply, StatusCategory, Ticket, TicketStatus, TicketTombstone
 from tickets.payloads import (
     AGENT_COLUMNS,
@@ -255,6 +256,7 @@ def _assert_every_variant_is_there(pairs: dict) -> None:
     assert {values["reaberturas"] for values in metrics} >= {0, 1}
     assert {ticket["avaliacao"] is None for ticket in with_blocks} == {True, False}
     assert {ticket["avaliacao"]["comentario"] == "" for ticket in with_blocks if ticket["avaliacao"]} == {True, False}
+    assert {ticket["mesclado_em"] is None for ticket in with_blocks} == {True, False}
     assert {ticket["solicitante"]["telefone"] is None for ticket in tickets} == {True, False}
     assert {ticket["atualizado_em"][-8] == "." for ticket in tickets} == {True, False}  # microseconds or none
     assert {file["interna"] for file in files} == {True, False}
@@ -353,6 +355,7 @@ def _generate(organization, count: int, seed: int = 7) -> list:
             )
         if ticket.status.category == StatusCategory.RESOLVED and rng.random() < 0.5:
             make_customer_reply(ticket, body=rng.choice(TEXTS))  # reopened (`reaberturas`)
+    _merge_some(organization)
     # Timestamps without microseconds are written without a fraction: both sides must agree.
     whole_second = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     Ticket.objects.filter(organization=organization, number__lte=count // 5).update(updated_at=whole_second)
@@ -360,6 +363,13 @@ def _generate(organization, count: int, seed: int = 7) -> list:
         created_at=whole_second
     )
     return agents
+
+
+def _merge_some(organization) -> None:
+    """A few merged (`mesclagem`): each 25th ticket into the next one."""
+    numbered = list(Ticket.objects.filter(organization=organization).order_by("number"))
+    for source, target in zip(numbered[::25], numbered[1::25], strict=False):
+        tickets_merge(target=target, sources=[source], actor=SYSTEM)
 
 
 def _made_now(organization, agents) -> dict:

@@ -347,6 +347,23 @@ class RatingIn(serializers.Serializer):
 
 
 # By the block's name, in the order of tickets.payloads.TICKET_BLOCKS (tests/tickets/test_payloads.py checks both).
+class MergeRefOut(serializers.Serializer):
+    id = serializers.UUIDField(help_text="O ticket que recebeu as respostas deste.")
+    numero = serializers.IntegerField(source="number", min_value=1)
+
+
+class MergeBlockOut(serializers.Serializer):
+    """Bloco `mesclagem` (`incluir=mesclagem`): o ticket em que este foi mesclado."""
+
+    mesclado_em = MergeRefOut(
+        source="merged_into",
+        allow_null=True,
+        required=False,
+        help_text="O ticket em que este foi mesclado (`id`, `numero`): as respostas deste estão lá, e este está "
+        "fechado. null para um ticket não mesclado.",
+    )
+
+
 TICKET_BLOCK_SCHEMAS = {
     "atendente": AssigneeBlockOut,
     "contato": ContactBlockOut,
@@ -355,6 +372,7 @@ TICKET_BLOCK_SCHEMAS = {
     "sla": SlaBlockOut,
     "metricas": MetricsBlockOut,
     "avaliacao": RatingBlockOut,
+    "mesclagem": MergeBlockOut,
 }
 
 

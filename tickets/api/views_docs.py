@@ -78,7 +78,11 @@ ticket_docs = extend_schema_view(
             201: OpenApiResponse(envelope("TicketCriado", TicketPublicWithBlocksOut), description="Ticket criado."),
             200: OpenApiResponse(
                 envelope("TicketExistente", TicketPublicWithBlocksOut),
-                description="A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado.",
+                description=(
+                    "A organização já tem um ticket com este `external_id`: ele é devolvido, nada é criado. Se ele "
+                    "foi mesclado em outro, é devolvido o ticket em que foi mesclado (a idempotência sobrevive à "
+                    "mesclagem)."
+                ),
             ),
             **errors(409, descriptions={409: "Requisição com o mesmo Idempotency-Key ainda em andamento."}),
         },
@@ -117,7 +121,9 @@ ticket_docs = extend_schema_view(
         tags=TAGS,
         description=(
             "Responde como o cliente (o contato do ticket). Um ticket aguardando o cliente ou resolvido volta a "
-            "aberto; num ticket fechado, 409. Nenhum webhook é disparado."
+            "aberto; num ticket fechado, 409. Num ticket mesclado em outro, 409 `Ticket mesclado.` no campo `id`, "
+            "com o número e o id do ticket que recebeu a conversa na mensagem: responda nele. Nenhum webhook é "
+            "disparado."
         ),
         parameters=[IDEMPOTENCY_KEY],
         request=ReplyIn,
@@ -128,7 +134,8 @@ ticket_docs = extend_schema_view(
                 409,
                 descriptions={
                     404: TICKET_NOT_FOUND,
-                    409: "Ticket fechado (campo `status`), ou requisição com o mesmo Idempotency-Key em andamento.",
+                    409: "Ticket fechado (campo `status`), ticket mesclado em outro (`Ticket mesclado.`, campo "
+                    "`id`), ou requisição com o mesmo Idempotency-Key em andamento.",
                 },
             ),
         },

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('integrations', '0016_sla_events'),
+        ('integrations', '0017_event_ticket_merged'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
