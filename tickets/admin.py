@@ -30,6 +30,7 @@ from helpdesk.admin_tenancy import (
     user_organization_id,
 )
 from helpdesk.models import Agent, AuditRecord, Organization
+from macros.admin import MacroTicketAdminMixin
 from sla.policies import TARGET_LABELS
 from sla.rules import TARGETS
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
@@ -387,7 +388,7 @@ class TicketAddForm(forms.ModelForm):
 
 
 @admin.register(Ticket)
-class TicketAdmin(OrganizationScopedAdmin):
+class TicketAdmin(MacroTicketAdminMixin, OrganizationScopedAdmin):
     form = TicketAdminForm
     inlines = [ReplyThreadInline]
     list_display = [
@@ -440,7 +441,7 @@ class TicketAdmin(OrganizationScopedAdmin):
                 ]
             },
         ),
-        ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
+        ("Responder", {"fields": ["macro", "new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
 
