@@ -60,7 +60,12 @@ class Macro(models.Model):
         verbose_name_plural = "macros"
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint("organization", Lower("name"), name="macro_org_name_unique"),
+            models.UniqueConstraint(
+                "organization",
+                Lower("name"),
+                name="macro_org_name_unique",
+                violation_error_message="Já existe uma macro com este nome.",
+            ),
         ]
 
     def __str__(self) -> str:
