@@ -212,7 +212,8 @@ print(macro_create(organization_id=organization_id, values=values).pk)
 def _seed_macros(stack: Stack, a: "Organization", b: "Organization") -> None:
     """POST /api/tickets/{id}/macros/{macro} on each organization's tickets with its macro (B's: a 404 for A)."""
     for org in (a, b):
-        macro_id = stack.manage("shell", "-c", MACRO_SEED.format(email=org.email)).strip()
+        # The last line: `shell` may print what it imported first.
+        macro_id = stack.manage("shell", "-c", MACRO_SEED.format(email=org.email)).strip().splitlines()[-1]
         for parameters in org.paths["GET /api/tickets/{id}"]:
             org.add("POST /api/tickets/{id}/macros/{macro}", id=parameters["id"], macro=macro_id)
 
