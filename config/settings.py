@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "helpdesk",
     "sla",  # business hours (issue 23): below tickets, which will ask it for deadlines
     "tickets",
+    "macros",  # canned replies with actions (issue 24): above tickets, whose services apply them
     "integrations",
 ]
 

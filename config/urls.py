@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/", include("integrations.api.urls")),
     path("api/", include("helpdesk.api.urls")),
     path("api/", include("tickets.api.panel_urls")),
+    path("api/", include("macros.api.urls")),
     path("api/", include("sla.api.urls")),
     # Anything else under /api/ is a 404 envelope, never an HTML page.
     re_path(r"^api(/|$)", api_route_not_found),

@@ -107,6 +107,9 @@ AUDIT_ACTIONS = (
     "login.falhou",
     "login.sucesso",
     "logout",
+    "macro.atualizada",
+    "macro.criada",
+    "macro.excluida",
     "nota.adicionada",
     "nota.editada",
     "organizacao.atualizada",
@@ -152,6 +155,7 @@ AUDIT_RESOURCE_TYPES = (
     "campo",
     "horario_atendimento",
     "sla",
+    "macro",
 )
 
 

@@ -25,6 +25,11 @@ SUPPORT_PERMISSIONS = [
     ("helpdesk", "view_agent"),
     ("helpdesk", "add_agent"),
     ("helpdesk", "change_agent"),
+    # Macros (issue 24): managed by the group; any agent applies them on the ticket page without these.
+    ("macros", "view_macro"),
+    ("macros", "add_macro"),
+    ("macros", "change_macro"),
+    ("macros", "delete_macro"),
 ]
 
 

@@ -15,6 +15,7 @@ from integrations.models import (
     WebhookDeliveryAttempt,
     WebhookEvent,
 )
+from macros.models import Macro
 from sla.models import BusinessHours, SlaPolicies, SlaRetarget
 from tests.contract import error_envelope
 from tests.factories import PASSWORD
@@ -130,6 +131,7 @@ def organization_snapshot(organization: Organization) -> dict[str, list[dict]]:
         "sla_policies": SlaPolicies.objects.filter(organization=organization),
         "sla_retargets": SlaRetarget.objects.filter(organization=organization),
         "ratings": TicketRating.objects.filter(organization=organization),
+        "macros": Macro.objects.filter(organization=organization),
     }
     return {name: list(queryset.order_by("pk").values()) for name, queryset in querysets.items()}
 

@@ -19,6 +19,8 @@ from helpdesk.auth import PanelJWTAuthentication
 from helpdesk.models import Agent, Organization, User
 from integrations.authentication import ApiKeyAuthentication
 from integrations.models import ApiCredential, Webhook, WebhookDelivery
+from macros.models import Assignment, Macro
+from macros.services import MacroValues, macro_create
 from sla.calendar import Holiday, Interval
 from sla.policies import Policy
 from sla.services import business_hours_set, sla_policies_set
@@ -82,7 +84,7 @@ ID_KINDS = {
     "/api/v1/contatos": "contact",
     "/api/campos": "custom_field",
 }
-PARAM_KINDS = {"resposta": "reply", "entrega": "delivery"}
+PARAM_KINDS = {"resposta": "reply", "entrega": "delivery", "macro": "macro"}
 
 # The 404 of an id the caller may not see, by kind: (message, errors.field).
 NOT_FOUND = {
@@ -93,6 +95,7 @@ NOT_FOUND = {
     "delivery": ("Entrega não encontrada.", "entrega"),
     "contact": ("Contato não encontrado.", "id"),
     "custom_field": ("Campo não encontrado.", "id"),
+    "macro": ("Macro não encontrada.", "macro"),
 }
 
 # Where a POST to a collection stores what it creates.
@@ -209,6 +212,7 @@ class Tenant:
     webhook: Webhook
     delivery: WebhookDelivery
     custom_field: CustomField
+    macro: Macro
     _clients: dict = field(default_factory=dict)
 
     @property
@@ -226,6 +230,7 @@ class Tenant:
             "delivery": self.delivery,
             "contact": self.ticket.requester,
             "custom_field": self.custom_field,
+            "macro": self.macro,
         }
         return str(objects[kind].pk)
 
@@ -313,6 +318,19 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         upload=SimpleUploadedFile(f"cliente {marker}.txt", f"Cliente {marker}\n".encode(), "text/plain"),
         reply_id=customer_reply.pk,
     )
+    # A macro whose every part carries the marker or acts on the organization's own objects.
+    macro = macro_create(
+        organization_id=organization.pk,
+        values=MacroValues(
+            name=f"Macro {marker}",
+            body=f"Olá {{{{solicitante.nome}}}}, {marker}",
+            status=status_of(organization, "aguardando"),
+            priority="alta",
+            assignment=Assignment.AGENT,
+            assignee=colleague,
+            tags_add=[f"macro-{label}"],
+        ),
+    )
     return Tenant(
         organization=organization,
         marker=marker,
@@ -328,6 +346,7 @@ def seed_tenant(organization: Organization, label: str, *, tickets: int = 2) -> 
         webhook=webhook,
         delivery=make_test_delivery(webhook),
         custom_field=custom_field,
+        macro=macro,
     )
 
 
@@ -416,6 +435,7 @@ BODIES = {
     },
     "PUT /api/sla": lambda world: {"politicas": [{"prioridade": "urgente", "primeira_resposta": 7}]},
     "PATCH /api/tickets/{id}/respostas/{resposta}": lambda world: {"mensagem": "Intrusão"},
+    "POST /api/tickets/{id}/macros/{macro}": lambda world: {"mensagem": "Intrusão"},
 }
 
 
@@ -474,6 +494,8 @@ SUCCESS = {
     "PUT /api/horario-atendimento": (200, "Horário de atendimento atualizado."),
     "GET /api/sla": (200, "Políticas de SLA encontradas."),
     "PUT /api/sla": (200, "Políticas de SLA atualizadas."),
+    "GET /api/macros": (200, "Macros listadas."),
+    "POST /api/tickets/{id}/macros/{macro}": (200, "Macro aplicada."),
 }
 
 

@@ -240,6 +240,16 @@ def test_tag_list_has_only_the_callers_tags_and_counts_only_its_tickets(world):
     assert_no_trace(response, world)
 
 
+def test_macro_list_has_only_the_callers_macros(world):
+    response = world.b.client(PANEL).get("/api/macros")
+
+    data = assert_success(response, 200, "Macros listadas.")
+    assert [macro["id"] for macro in data] == [str(world.b.macro.pk)]
+    assert data[0]["acoes"]["atendente"] == str(world.b.colleague.pk)
+    assert world.a.marker not in response.content.decode()
+    assert_no_trace(response, world)
+
+
 def test_change_list_has_only_the_callers_tickets_whatever_the_start(world):
     """A's tickets changed after B's, and A's cursors: B sees only its own tickets, from any start."""
     a_cursor = assert_success(world.a.client(PARTNER).get("/api/v1/tickets/alteracoes"), 200, "Alterações listadas.")
@@ -368,6 +378,7 @@ LIST_TESTS = {
     "/api/tickets": test_panel_ticket_list_finds_only_the_callers_tickets,
     "/api/ticket-status": test_status_list_has_only_the_callers_statuses,
     "/api/tags": test_tag_list_has_only_the_callers_tags_and_counts_only_its_tickets,
+    "/api/macros": test_macro_list_has_only_the_callers_macros,
     "/api/v1/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/tickets/{id}/anexos": test_attachment_lists_have_only_the_callers_files,
     "/api/auditoria": test_audit_trail_has_only_the_callers_records,

@@ -50,6 +50,8 @@ ROUTES = {
     "/api/campos/{id}": ("DELETE", "PATCH"),
     "/api/horario-atendimento": ("GET", "PUT"),  # issue 23: business hours
     "/api/sla": ("GET", "PUT"),  # issue 23: SLA policies
+    "/api/macros": ("GET",),  # issue 24: macros (respostas prontas)
+    "/api/tickets/{id}/macros/{macro}": ("POST",),
 }
 
 

@@ -22,7 +22,7 @@ from helpdesk.models import Agent
 from tickets.models import Attachment, Contact, Reply, Ticket, TicketStatus
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("helpdesk", "sla", "tickets", "integrations", "config", "api_framework", "foundation")
+APPS = ("helpdesk", "sla", "tickets", "macros", "integrations", "config", "api_framework", "foundation")
 GUARDED = {"Ticket", "Reply", "Contact", "TicketStatus", "Attachment", "Agent", "TicketTombstone"}
 TABLES = ("tickets_ticket", "tickets_reply", "tickets_contact", "tickets_ticketstatus", "tickets_attachment")
 WRITES = {"save", "delete", "update", "bulk_update", "bulk_create", "create", "get_or_create", "update_or_create"}

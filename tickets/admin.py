@@ -33,6 +33,7 @@ from helpdesk.admin_tenancy import (
     user_organization_id,
 )
 from helpdesk.models import Agent, AuditRecord, Organization
+from macros.admin import MacroTicketAdminMixin
 from sla.policies import TARGET_LABELS
 from sla.rules import TARGETS
 from tickets.attachments.admin_fields import MultipleFileField, attachment_links, check_attachments
@@ -529,7 +530,7 @@ def _comma_list(text: str) -> list[str]:
 
 
 @admin.register(Ticket)
-class TicketAdmin(TicketMergeAdminMixin, OrganizationScopedAdmin):
+class TicketAdmin(MacroTicketAdminMixin, TicketMergeAdminMixin, OrganizationScopedAdmin):
     form = TicketAdminForm
     inlines = [ReplyThreadInline]
     list_display = [
@@ -608,7 +609,7 @@ class TicketAdmin(TicketMergeAdminMixin, OrganizationScopedAdmin):
                 ]
             },
         ),
-        ("Responder", {"fields": ["new_reply", "internal", "attachments"]}),
+        ("Responder", {"fields": ["macro", "new_reply", "internal", "attachments"]}),
         ("Datas", {"fields": ["created_at", "updated_at"], "classes": ["collapse"]}),
     ]
 

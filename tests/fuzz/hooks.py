@@ -71,7 +71,7 @@ class PartnerKey:
 
 
 @schemathesis.auth(refresh_interval=600).apply_to(
-    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos|horario-atendimento|sla)(/.*)?$"
+    path_regex=r"^/api/(api-keys|webhooks|tickets|ticket-status|tags|auditoria|contatos|campos|horario-atendimento|sla|macros)(/.*)?$"
 )
 class PanelToken:
     """A's admin; the access token lives 15 minutes, and a 401 logs in again (retry_on's default)."""

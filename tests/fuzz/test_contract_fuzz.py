@@ -198,6 +198,26 @@ def _other_organization(stack: Stack) -> Organization:
     )
 
 
+# Macros have no API to create them (the admin manages them): made through the service, one per organization.
+MACRO_SEED = """
+from helpdesk.models import User
+from macros.models import Assignment
+from macros.services import MacroValues, macro_create
+organization_id = User.objects.get(email={email!r}).organization_id
+values = MacroValues(name="Fuzz", body="Olá {{{{solicitante.nome}}}}", priority="alta", assignment=Assignment.ME)
+print(macro_create(organization_id=organization_id, values=values).pk)
+"""
+
+
+def _seed_macros(stack: Stack, a: "Organization", b: "Organization") -> None:
+    """POST /api/tickets/{id}/macros/{macro} on each organization's tickets with its macro (B's: a 404 for A)."""
+    for org in (a, b):
+        # The last line: `shell` may print what it imported first.
+        macro_id = stack.manage("shell", "-c", MACRO_SEED.format(email=org.email)).strip().splitlines()[-1]
+        for parameters in org.paths["GET /api/tickets/{id}"]:
+            org.add("POST /api/tickets/{id}/macros/{macro}", id=parameters["id"], macro=macro_id)
+
+
 def _seed(stack: Stack, receiver: Receiver) -> dict:
     """Both organizations, with tickets in every state, replies of each kind, webhooks with
     delivery logs (the worker delivers to `receiver` while seeding), keys to revoke."""
@@ -242,6 +262,7 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
     b_agents = b.partner("GET", "/api/v1/atendentes")["data"]
 
     _seed_attachments(stack, a, b)
+    _seed_macros(stack, a, b)
 
     # Webhooks: one that answers 200, one that answers 500, one nobody listens to; each gets
     # a delivery log from the agent replies above (and a test event), then the worker stops.

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MacrosConfig(AppConfig):
+    name = "macros"
+    verbose_name = "Macros"
