@@ -359,7 +359,7 @@ def test_staff_without_public_api_permission_is_refused(
 
     assert observed == dict.fromkeys(observed, 403)
     index = staff.get("/admin/")
-    assert [app["app_label"] for app in index.context["app_list"]] == ["helpdesk", "tickets"]
+    assert [app["app_label"] for app in index.context["app_list"]] == ["helpdesk", "macros", "tickets"]
     assert "/admin/integrations/" not in index.content.decode()
     assert ApiCredential.objects.get().name == "ERP"
     assert Webhook.objects.get().name == "ERP"
