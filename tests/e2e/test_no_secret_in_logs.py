@@ -185,6 +185,10 @@ class Scenario:
             # No answer of the API shows a contact's id (the admin does): its routes answer their 404 here,
             # which is logged like any other (tests/integrations/test_data_subject_requests.py covers the 200s).
             return str(uuid.uuid4())
+        if kind == "macro":
+            # Macros are made in the admin, not through the API: the route answers its 404, logged like any other
+            # (tests/macros covers applying one).
+            return str(uuid.uuid4())
         return self.ids[kind]
 
     def valid_body(self, method: str, route: str) -> dict | None:
@@ -196,6 +200,7 @@ class Scenario:
             "POST /api/webhooks": {"nome": self.marker, "url": self.hook_url, "eventos": ALL_EVENTS},
             "PATCH /api/webhooks/{id}": {"nome": self.marker},
             "PATCH /api/tickets/{id}": {"prioridade": "alta"},
+            "POST /api/tickets/lote": {"ids": [self.ids["ticket"]], "prioridade": "baixa"},
             "POST /api/auth/login": {"email": ADMIN_EMAIL, "senha": self.password},
             "POST /api/auth/refresh": {"refresh_token": self.refresh},
             "POST /api/auth/logout": {"refresh_token": self.refresh},

@@ -455,6 +455,8 @@ SEMANTIC_REJECTIONS["cursor"] += (
 # removed), which a schema cannot say; and a body that asks nothing (`{}`, or only unknown keys).
 SEMANTIC_REJECTIONS["tags"] = ("Um ticket tem no máximo 20 tags.", "Informe adicionar, remover ou os dois.")
 SEMANTIC_REJECTIONS["body"] = ("Informe adicionar, remover ou os dois.",)
+# Bulk edits (issue 24): every change is optional in the schema, one at least is asked for.
+SEMANTIC_REJECTIONS["body"] += ("Informe ao menos uma alteração: status_id, prioridade, atendente_id ou tags.",)
 # Rejections whose message names the value refused: matched by their fixed beginning.
 SEMANTIC_REJECTION_PREFIXES = {
     # A key's networks: CIDR notation, which a schema pattern cannot say for IPv4 and IPv6 at once.
