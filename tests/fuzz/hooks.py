@@ -236,6 +236,17 @@ def _ticket_update(body: dict, draw: bytes) -> dict:
     return changes
 
 
+def _merge_sources(body: dict, draw: bytes) -> dict:
+    # `origens`: mostly A's tickets made to be merged away (a 200, then a 409 once merged), some of B's (a 404).
+    sources = body.get("origens")
+    if not isinstance(sources, list) or not sources or not all(_is_uuid(value) for value in sources):
+        return {}
+    pools = FIXTURES["merge_sources"]
+    pool = pools["a" if draw[0] < 220 else "b"]
+    count = min(len(sources), 1 + draw[1] % 3)
+    return {"origens": [pool[(draw[2] + n * 7) % len(pool)] for n in range(count)]}
+
+
 _ZONES = ("America/Sao_Paulo", "America/New_York", "Europe/Lisbon", "UTC", "Asia/Tokyo")
 
 
@@ -319,6 +330,7 @@ BODY_VALUES = {
     "PATCH /api/campos/{id}": _custom_field_update,
     "PUT /api/horario-atendimento": _business_hours,
     "PUT /api/sla": _sla_policies,
+    "POST /api/tickets/{id}/mesclar": _merge_sources,
 }
 
 
@@ -362,6 +374,8 @@ def _other_organization_ids_in(case) -> list[str]:
     values = list((case.path_parameters or {}).values())
     if _is_positive(case) and isinstance(case.body, dict):
         values += [case.body.get("status_id"), case.body.get("atendente_id")]
+        origens = case.body.get("origens")
+        values += origens if isinstance(origens, list) and all(isinstance(v, str) for v in origens) else []
     return [value for value in values if value in OTHER_ORGANIZATION_IDS]
 
 

@@ -46,8 +46,10 @@ WITHOUT_INPUT = {
     "GET /api/campos",
     "GET /api/horario-atendimento",
     "GET /api/sla",
+    "GET /api/macros",
 }
 SMOKE_EXAMPLES = 5
+MERGE_SOURCES = 40  # tickets to merge away (each is merged at most once: then its merge is a 409)
 
 
 @pytest.fixture
@@ -218,6 +220,19 @@ def _seed_macros(stack: Stack, a: "Organization", b: "Organization") -> None:
             org.add("POST /api/tickets/{id}/macros/{macro}", id=parameters["id"], macro=macro_id)
 
 
+def _seed_merges(a: "Organization", b: "Organization") -> dict[str, list[str]]:
+    """POST /api/tickets/{id}/mesclar: targets of its own for A (the seeded tickets keep their threads), B's tickets
+    (a 404 for A); and the tickets a merge's `origens` takes, A's made to be merged away, B's a 404."""
+    for n in range(3):
+        a.add("POST /api/tickets/{id}/mesclar", id=a.ticket(f"destino-{n}", full=False)["id"])
+    for parameters in b.paths["GET /api/tickets/{id}"][:2]:
+        b.add("POST /api/tickets/{id}/mesclar", id=parameters["id"])
+    return {
+        "a": [a.ticket(f"origem-{n}", full=False)["id"] for n in range(MERGE_SOURCES)],
+        "b": [parameters["id"] for parameters in b.paths["GET /api/tickets/{id}"]],
+    }
+
+
 def _seed(stack: Stack, receiver: Receiver) -> dict:
     """Both organizations, with tickets in every state, replies of each kind, webhooks with
     delivery logs (the worker delivers to `receiver` while seeding), keys to revoke."""
@@ -263,6 +278,7 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
 
     _seed_attachments(stack, a, b)
     _seed_macros(stack, a, b)
+    merge_sources = _seed_merges(a, b)
 
     # Webhooks: one that answers 200, one that answers 500, one nobody listens to; each gets
     # a delivery log from the agent replies above (and a test event), then the worker stops.
@@ -347,6 +363,7 @@ def _seed(stack: Stack, receiver: Receiver) -> dict:
         },
         "check": {"key_id": a.key_id, "webhook_id": up["id"]},
         "upload_files": [content.hex() for content in UPLOAD_FILES],
+        "merge_sources": merge_sources,
     }
 
 
