@@ -1,5 +1,7 @@
 """Read queries for tickets: each list runs a fixed number of queries."""
 
+import hashlib
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -12,6 +14,7 @@ from django.db import connection, transaction
 from django.db.models import (
     Avg,
     BooleanField,
+    Case,
     CharField,
     Count,
     DateTimeField,
@@ -24,13 +27,15 @@ from django.db.models import (
     Subquery,
     Sum,
     Value,
+    When,
 )
 from django.db.models.expressions import ExpressionWrapper
 from django.db.models.functions import Coalesce
 
 from api_framework.pagination import Page, paginate
 from foundation.db import db_value, model_sql
-from foundation.feeds import START, Position, feed_end, horizon_expression, page_after
+from foundation.feeds import FEED_ORDER, START, Position, feed_end, horizon_expression, page_after
+from foundation.metrics.instruments import search_totals_read
 from foundation.rows import row_type
 from helpdesk.models import Agent, AuditRecord, Organization
 from helpdesk.selectors import object_by_id
@@ -261,7 +266,63 @@ def _filtered_and_total(organization: Organization, filters: dict, order: str) -
         if total is not None:
             return given, _filtered(organization, order=order, **given), total
     tickets = _filtered(organization, order=order, **given)
+    if "search" in given and "sla_state" not in given:
+        return given, tickets, _search_total(organization, given, tickets)
     return given, tickets, tickets.count()
+
+
+# How long a search's total is kept (it is only ever served while the organization's tickets stand still).
+SEARCH_TOTAL_CACHE_SECONDS = 600
+
+
+def _search_total_key(organization: Organization, filters: dict) -> str:
+    described = json.dumps(sorted((name, repr(value)) for name, value in filters.items()))
+    return f"tickets:search-total:{organization.pk}:{hashlib.sha256(described.encode()).hexdigest()}"
+
+
+def _search_total(organization: Organization, filters: dict, tickets: QuerySet[Ticket]) -> int:
+    """A search's exact total, counted once for as long as the organization's tickets stand still.
+
+    The count of a broad search re-reads every match (trigram indexes are lossy): 100,000 rows at 1,000,000
+    tickets. Every change a search or its filters can see moves a ticket in the change list, or leaves a
+    tombstone there (foundation.feeds), so the last position of both is a generation: a total kept with it
+    is exact while it is the same. One statement either way: it reads the generation, and counts only when
+    the generation differs from the kept one (the count's subquery is then never run). A total is kept only
+    when no transaction still running can later commit a change placed before that generation (the feed's
+    horizon is past it). SLA filters are left out: their answer moves with the clock. Cold, a search costs
+    what it did; docs/performance.md, "busca".
+    """
+    key = _search_total_key(organization, filters)
+    try:
+        kept = cache.get(key)
+    except Exception:  # the cache is an accelerator; the database answers when it is down
+        logger.warning("cache unavailable for %s", key, exc_info=True)
+        kept = None
+    lasts = (
+        Ticket.objects.filter(organization=organization).order_by("-change_tx", "-change_seq"),
+        TicketTombstone.objects.filter(organization=organization).order_by("-change_tx", "-change_seq"),
+    )
+    generation = {
+        f"g{n}": Coalesce(Subquery(rows.values(column)[:1]), -1)
+        for n, (rows, column) in enumerate((rows, column) for rows in lasts for column in FEED_ORDER)
+    }
+    count = Coalesce(Subquery(tickets.order_by().values("organization").annotate(n=Count("pk")).values("n")), 0)
+    if kept is not None:
+        *kept_generation, kept_total = kept
+        same = Q(**dict(zip(generation, kept_generation, strict=True)))
+        count = Case(When(same, then=Value(None)), default=count, output_field=IntegerField())
+    read = Organization.objects.filter(pk=organization.pk).annotate(**generation)
+    *current, horizon, total = read.values_list(*generation, horizon_expression(), count).get()
+    if total is None:  # the generation is the kept one
+        search_totals_read(kept=True)
+        return kept_total
+    search_totals_read(kept=False)
+    if horizon > max(current[0], current[2]):
+        try:
+            cache.set(key, (*current, total), SEARCH_TOTAL_CACHE_SECONDS)
+        except Exception:
+            logger.warning("cache unavailable for %s", key, exc_info=True)
+    return total
 
 
 def _counted(organization: Organization, filters: dict) -> tuple[int, dict]:

@@ -88,6 +88,18 @@ ticket_count_corrections = Counter(
 )
 
 
+search_totals = Counter(
+    "helpdesk_ticket_search_totals",
+    "Totals of ticket searches (busca): kept from an earlier count (kept) or counted (counted).",
+    ["source"],
+)
+
+
+@never_fails
+def search_totals_read(*, kept: bool) -> None:
+    search_totals.labels("kept" if kept else "counted").inc()
+
+
 @never_fails
 def ticket_counts_corrected(*, added: int, removed: int) -> None:
     if added:

@@ -1,0 +1,168 @@
+"""busca's exact total, counted once while the organization's tickets stand still (tickets.selectors._search_total):
+kept with the change list's last position, served only while that position is the same, and right at once after
+every change a search can see. Transactional tests: on PostgreSQL a total is kept only once its transaction is over."""
+
+import threading
+
+import pytest
+from django.db import connection, connections, transaction
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
+
+from helpdesk.actors import Actor
+from tests.assertions import assert_success
+from tests.factories import make_agent, make_ticket
+from tests.metrics import scrape
+from tickets import selectors
+from tickets.models import Ticket
+from tickets.services import contact_update, ticket_delete, ticket_update
+
+TICKETS = "/api/v1/tickets"
+TERM = "reembolso"
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("generous_rate_limits")]
+
+
+def searched(client, **params) -> dict:
+    return assert_success(client.get(TICKETS, {"busca": TERM, **params}), 200, "Tickets listados.")
+
+
+def matching(organization, **filters) -> int:
+    """What the search finds, counted the plain way."""
+    condition = Q(subject__icontains=TERM) | Q(description__icontains=TERM)
+    condition |= Q(requester__name__icontains=TERM) | Q(requester__email__icontains=TERM)
+    return Ticket.objects.filter(condition, organization=organization, **filters).count()
+
+
+def totals_read() -> dict:
+    samples = scrape()
+    return {
+        source: samples.value("helpdesk_ticket_search_totals_total", source=source) for source in ("kept", "counted")
+    }
+
+
+def make_refund(organization, **overrides) -> Ticket:
+    return make_ticket(organization, subject="Pedido de reembolso", **overrides)
+
+
+def test_a_search_is_counted_once_then_its_total_is_kept_while_nothing_changes(partner, organization):
+    for _ in range(3):
+        make_refund(organization)
+    make_ticket(organization, subject="Outro assunto")
+    before = totals_read()
+
+    first, second = searched(partner), searched(partner)
+
+    assert first["total"] == second["total"] == 3
+    assert [item["id"] for item in first["data"]] == [item["id"] for item in second["data"]]
+    after = totals_read()
+    assert after["counted"] - before["counted"] == 1
+    assert after["kept"] - before["kept"] == 1
+
+
+def test_every_change_a_search_can_see_gives_the_exact_total_at_once(partner, organization):
+    agent = make_agent(organization)
+    refunds = [make_refund(organization) for _ in range(3)]
+    other = make_ticket(organization, subject="Outro assunto")
+
+    def check(**filters):
+        params = {"prioridade": filters["priority"]} if "priority" in filters else {}
+        assert searched(partner, **params)["total"] == matching(organization, **filters)
+        assert searched(partner, **params)["total"] == matching(organization, **filters)  # and once kept
+
+    check()
+    created = partner.post(
+        TICKETS, {"assunto": "Quero reembolso", "descricao": "x", "solicitante": {"nome": "Ana"}}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    check()
+    ticket_delete(ticket=refunds[0], actor=Actor.of_agent(agent))
+    check()
+    contact_update(contact=other.requester, name="Reembolsos Ltda", actor=Actor.of_agent(agent))  # its ticket matches
+    check()
+    check(priority="alta")
+    ticket_update(ticket=refunds[1], priority="alta")
+    check(priority="alta")
+    ticket_update(ticket=refunds[1], priority="baixa")
+    check(priority="alta")
+    assert matching(organization) == 4
+
+
+def test_a_cache_that_fails_leaves_the_search_exact(partner, organization, monkeypatch):
+    make_refund(organization)
+    assert searched(partner)["total"] == 1  # kept
+
+    def down(*args, **kwargs):
+        raise ConnectionError("cache down")
+
+    monkeypatch.setattr(selectors.cache, "get", down)
+    monkeypatch.setattr(selectors.cache, "set", down)
+    make_refund(organization)
+
+    assert searched(partner)["total"] == 2
+    assert searched(partner)["total"] == 2
+
+
+def test_another_organizations_changes_and_searches_are_its_own(
+    partner, other_partner, organization, other_organization
+):
+    make_refund(organization)
+    for _ in range(2):
+        make_refund(other_organization)
+
+    assert searched(partner)["total"] == 1
+    assert searched(other_partner)["total"] == 2
+    make_refund(other_organization)
+    assert searched(partner)["total"] == 1
+    assert searched(other_partner)["total"] == 3
+
+
+# --- PostgreSQL: what the statement does, and transactions still running ----------------------------------------
+
+
+def test_a_kept_total_does_not_run_the_count(postgres_only, partner, organization):
+    for _ in range(3):
+        make_refund(organization)
+    searched(partner)  # counted and kept
+
+    with CaptureQueriesContext(connection) as captured:
+        assert searched(partner)["total"] == 3
+    (statement,) = [query["sql"] for query in captured.captured_queries if "CASE WHEN" in query["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + statement)
+        plan = [row[0] for row in cursor.fetchall()]
+
+    counting = [line for line in plan if "Aggregate" in line]
+    assert counting, plan
+    assert all("never executed" in line for line in counting), "\n".join(plan)
+
+
+def test_a_total_is_not_kept_while_an_older_transaction_may_still_commit_a_match(postgres_only, partner, organization):
+    """A transaction that began writing before the last change commits after it: its ticket lands below the last
+    position, which therefore does not move. A total counted meanwhile must not be kept under that position."""
+    make_refund(organization)
+    renamed = make_ticket(organization, subject="Outro assunto").requester
+    agent = make_agent(organization)
+    written, release, failures = threading.Event(), threading.Event(), []
+
+    def slow_writer():
+        try:
+            with transaction.atomic():
+                contact_update(contact=renamed, name="Reembolsos Ltda", actor=Actor.of_agent(agent))
+                written.set()
+                release.wait(10)
+        except Exception as error:  # reported below
+            failures.append(error)
+            written.set()
+        finally:
+            connections.close_all()
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    assert written.wait(10)
+    make_refund(organization)  # a later transaction, committed first: the last position is its
+    assert searched(partner)["total"] == 2
+    release.set()
+    writer.join(10)
+
+    assert not failures, failures
+    assert searched(partner)["total"] == 3 == matching(organization)
