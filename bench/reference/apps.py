@@ -18,3 +18,9 @@ class TicketsModels(AppConfig):
     name = "tickets"
     label = "tickets"
     default_auto_field = "django.db.models.BigAutoField"
+
+
+class SlaModels(AppConfig):
+    name = "sla"
+    label = "sla"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -19,6 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.auth",
     "bench.reference.apps.HelpdeskModels",
     "bench.reference.apps.TicketsModels",
+    "bench.reference.apps.SlaModels",
 ]
 AUTH_USER_MODEL = "helpdesk.User"
 MIDDLEWARE: list[str] = []
