@@ -307,7 +307,7 @@ def _search_total(organization: Organization, filters: dict, tickets: QuerySet[T
         for n, (rows, column) in enumerate((rows, column) for rows in lasts for column in FEED_ORDER)
     }
     count = Coalesce(Subquery(tickets.order_by().values("organization").annotate(n=Count("pk")).values("n")), 0)
-    if kept is not None:
+    if isinstance(kept, tuple) and len(kept) == len(generation) + 1:
         *kept_generation, kept_total = kept
         same = Q(**dict(zip(generation, kept_generation, strict=True)))
         count = Case(When(same, then=Value(None)), default=count, output_field=IntegerField())

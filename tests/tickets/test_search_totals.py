@@ -102,6 +102,14 @@ def test_a_cache_that_fails_leaves_the_search_exact(partner, organization, monke
     assert searched(partner)["total"] == 2
 
 
+def test_a_kept_value_of_another_shape_is_counted_again(partner, organization, monkeypatch):
+    """A value another version of the service kept under the same key is not trusted."""
+    make_refund(organization)
+    monkeypatch.setattr(selectors.cache, "get", lambda key, *args, **kwargs: (1, 2, 3))
+
+    assert searched(partner)["total"] == 1
+
+
 def test_another_organizations_changes_and_searches_are_its_own(
     partner, other_partner, organization, other_organization
 ):
