@@ -266,18 +266,24 @@ def _filtered_and_total(organization: Organization, filters: dict, order: str) -
         if total is not None:
             return given, _filtered(organization, order=order, **given), total
     tickets = _filtered(organization, order=order, **given)
-    if "search" in given and "sla_state" not in given:
+    if "search" in given and not set(given) & _NOT_KEPT_FILTERS:
         return given, tickets, _search_total(organization, given, tickets)
     return given, tickets, tickets.count()
 
 
 # How long a search's total is kept (it is only ever served while the organization's tickets stand still).
 SEARCH_TOTAL_CACHE_SECONDS = 600
+# A search beside these is always counted: the clock moves `sla`'s answer; a hidden custom field's value is
+# written without moving the ticket (partners do not see it), and so is an assignee removed with its user.
+_NOT_KEPT_FILTERS = frozenset({"sla_state", "custom_field_filters", "assignee_id"})
+# Part of the key: a release that changes what a search finds never reads the totals of the one before.
+_SEARCH_TOTAL_VERSION = 1
 
 
 def _search_total_key(organization: Organization, filters: dict) -> str:
     described = json.dumps(sorted((name, repr(value)) for name, value in filters.items()))
-    return f"tickets:search-total:{organization.pk}:{hashlib.sha256(described.encode()).hexdigest()}"
+    digest = hashlib.sha256(described.encode()).hexdigest()
+    return f"tickets:search-total:v{_SEARCH_TOTAL_VERSION}:{organization.pk}:{digest}"
 
 
 def _search_total(organization: Organization, filters: dict, tickets: QuerySet[Ticket]) -> int:
@@ -289,8 +295,7 @@ def _search_total(organization: Organization, filters: dict, tickets: QuerySet[T
     is exact while it is the same. One statement either way: it reads the generation, and counts only when
     the generation differs from the kept one (the count's subquery is then never run). A total is kept only
     when no transaction still running can later commit a change placed before that generation (the feed's
-    horizon is past it). SLA filters are left out: their answer moves with the clock. Cold, a search costs
-    what it did; docs/performance.md, "busca".
+    horizon is past it), outside any transaction. Cold, a search costs what it did; docs/performance.md.
     """
     key = _search_total_key(organization, filters)
     try:
@@ -317,7 +322,8 @@ def _search_total(organization: Organization, filters: dict, tickets: QuerySet[T
         search_totals_read(kept=True)
         return kept_total
     search_totals_read(kept=False)
-    if horizon > max(current[0], current[2]):
+    # Inside a transaction the count may see its own writes, which a rollback would take back.
+    if horizon > max(current[0], current[2]) and not connection.in_atomic_block:
         try:
             cache.set(key, (*current, total), SEARCH_TOTAL_CACHE_SECONDS)
         except Exception:

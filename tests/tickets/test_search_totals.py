@@ -3,11 +3,13 @@ kept with the change list's last position, served only while that position is th
 every change a search can see. Transactional tests: on PostgreSQL a total is kept only once its transaction is over."""
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection, connections, transaction
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from helpdesk.actors import Actor
 from tests.assertions import assert_success
@@ -85,6 +87,25 @@ def test_every_change_a_search_can_see_gives_the_exact_total_at_once(partner, or
     ticket_update(ticket=refunds[1], priority="baixa")
     check(priority="alta")
     assert matching(organization) == 4
+
+
+@pytest.mark.parametrize("beside", ["assignee_id", "sla_state"])
+def test_a_search_beside_a_filter_written_around_the_change_list_is_always_counted(organization, beside):
+    """An assignee removed with its user, a hidden custom field's value and the SLA clock change a list without
+    moving a ticket (a QuerySet.update() stands for them here): such a search is counted every time."""
+    agent = make_agent(organization)
+    ticket = make_refund(organization)
+    Ticket.objects.filter(pk=ticket.pk).update(assignee=agent, sla_due_at=timezone.now() - timedelta(minutes=1))
+    filters = {"search": TERM, beside: {"assignee_id": agent.pk, "sla_state": "violado"}[beside]}
+
+    def total() -> int:
+        return selectors.ticket_page(
+            organization=organization, filters=filters, page=1, per_page=25, columns=("id",)
+        ).total
+
+    assert total() == total() == 1
+    Ticket.objects.filter(pk=ticket.pk).update(assignee=None, sla_due_at=None)
+    assert total() == 0
 
 
 def test_a_cache_that_fails_leaves_the_search_exact(partner, organization, monkeypatch):
