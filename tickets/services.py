@@ -422,6 +422,10 @@ def _reply_set_body(reply: Reply, body: str, actor: Actor) -> Reply:
     previous_body = reply.body
     visible = not reply.is_internal and (body != previous_body or not reply.edited)
     with transaction.atomic(savepoint=False):
+        # The ticket's row before the reply's, in the order a deletion takes them (the ticket, then its replies
+        # by cascade): the other order deadlocked an edit with a deletion of its ticket on PostgreSQL.
+        if not Ticket.objects.select_for_update().filter(pk=reply.ticket_id).values_list("pk", flat=True).first():
+            raise TicketNotFound()
         reply.body = body
         reply.edited = True
         reply.save(update_fields=["body", "edited", "updated_at"])
