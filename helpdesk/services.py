@@ -82,6 +82,10 @@ def agent_email_check(*, email: str) -> str:
     """The e-mail a new agent would log in with, normalized; refused, in words that do not say why, when any
     user (of this organization, of another, or none) already has it. Every door that adds agents calls it."""
     email = email.strip().lower()
+    # Checked lower-cased, as stored: lower() turns İ into two characters, and the column holds 254.
+    limit = User._meta.get_field("email").max_length
+    if len(email) > limit:
+        raise ValidationFailed({"email": [f"Certifique-se de que este campo não tenha mais de {limit} caracteres."]})
     if User.objects.filter(email__iexact=email).exists():
         raise ValidationFailed({"email": [EMAIL_UNAVAILABLE]})
     return email

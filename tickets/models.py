@@ -20,6 +20,12 @@ def _without(characters, expression):
     return expression
 
 
+# The longest e-mail any door takes (RFC 5321's path limit, the API's maxLength). E-mails are stored
+# lower-cased, and lower() turns İ into two characters (i and a combining dot): the column holds twice as
+# many, so every address a door takes fits once lowered.
+EMAIL_MAX_LENGTH = 254
+
+
 def phone_normalize(value: str) -> str:
     """A phone as Contact.phone_normalized holds it (without PHONE_SEPARATORS), to compare with it."""
     for character in PHONE_SEPARATORS:
@@ -35,7 +41,7 @@ class Contact(models.Model):
         Organization, verbose_name="organização", on_delete=models.PROTECT, related_name="contacts"
     )
     name = models.CharField("nome", max_length=255)
-    email = models.EmailField("e-mail", max_length=254, blank=True)
+    email = models.EmailField("e-mail", max_length=2 * EMAIL_MAX_LENGTH, blank=True)
     phone = models.CharField("telefone", max_length=32, blank=True)
     # NULL, not "": the unique constraint applies only when the partner gives one.
     external_id = models.CharField("ID externo", max_length=255, null=True, blank=True)  # noqa: DJ001

@@ -43,6 +43,7 @@ from tickets.fields.rules import FieldChange, custom_values_clean, values_ordere
 from tickets.fields.selectors import field_definitions
 from tickets.fields.values import FieldDefinition, value_columns
 from tickets.models import (
+    EMAIL_MAX_LENGTH,
     Attachment,
     AttachmentSender,
     Channel,
@@ -919,7 +920,8 @@ def contact_update(
     _contact_check(given)
     if "email" in given:
         # Checked as sent, stored lower-cased: lower() may turn a valid address into one the validator refuses
-        # (İ becomes i and a combining dot), as the schema's pattern and the create's solicitante accept it.
+        # (İ becomes i and a combining dot), as the schema's pattern and the create's solicitante accept it,
+        # and into a longer one, which the column's room for twice the limit holds (tickets.models).
         given["email"] = given["email"].lower()
     with transaction.atomic(savepoint=False):
         # Under its row lock: an anonymisation committed meanwhile is seen, never written over.
@@ -1009,7 +1011,9 @@ def _contact_check(values: dict) -> None:
         errors["nome"] = ["Este campo não pode estar em branco."]
     elif len(values.get("name") or "") > 255:
         errors["nome"] = ["Certifique-se de que este campo não tenha mais de 255 caracteres."]
-    if values.get("email"):
+    if len(values.get("email") or "") > EMAIL_MAX_LENGTH:
+        errors["email"] = [f"Certifique-se de que este campo não tenha mais de {EMAIL_MAX_LENGTH} caracteres."]
+    elif values.get("email"):
         try:
             validate_email(values["email"])
         except DjangoValidationError:

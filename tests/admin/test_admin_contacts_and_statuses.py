@@ -63,6 +63,21 @@ def test_a_contact_saved_unchanged_in_the_admin_moves_nothing(staff, partner, or
     assert drain(partner, cursor)[0] == []
 
 
+def test_the_admin_takes_the_apis_email_limit_and_stores_what_lower_casing_lengthens(staff, organization):
+    contact = make_ticket(organization, requester=RequesterData(name="Maria", external_id="cli-maria")).requester
+    url = reverse("admin:tickets_contact_change", args=[contact.pk])
+    lengthened = "\u0130" * 130 + "@example.test"  # 143 characters, 273 lower-cased
+
+    too_long = post_page(staff, url, "contact_form", email="a" * 243 + "@example.test")
+    stored = post_page(staff, url, "contact_form", email=lengthened)
+
+    assert too_long.status_code == 200
+    assert "Certifique-se de que o valor tenha no máximo 254 caracteres" in too_long.content.decode()
+    assert stored.status_code == 302
+    contact.refresh_from_db()
+    assert contact.email == lengthened.lower()
+
+
 def test_an_anonymised_contacts_page_is_read_only_and_a_post_changes_nothing(staff, organization):
     """contact_update refuses an anonymised contact (issue 21): its page offers no form to save."""
     make_ticket(organization, requester=RequesterData(name="Maria", email="maria@example.test", external_id="m"))

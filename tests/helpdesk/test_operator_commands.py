@@ -103,6 +103,19 @@ def test_create_agent_refuses_a_taken_email_in_the_same_words_whoever_holds_it(o
     assert Agent.objects.count() == agents_before
 
 
+def test_create_agent_refuses_an_email_too_long_once_lower_cased(organization):
+    """A login is stored lower-cased, in 254 characters: 130 İ are 143 characters as typed, 273 lower-cased."""
+    agents_before = Agent.objects.count()
+
+    email = "\u0130" * 130 + "@a.test"
+
+    with pytest.raises(CommandError) as refused:
+        run("create_agent", "--organization", str(organization.pk), "--name", "X", "--email", email)
+
+    assert str(refused.value) == "email: Certifique-se de que este campo não tenha mais de 254 caracteres."
+    assert Agent.objects.count() == agents_before
+
+
 def test_an_email_taken_between_the_check_and_the_write_is_the_same_refusal(
     organization, other_organization, monkeypatch
 ):

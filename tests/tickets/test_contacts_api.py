@@ -285,6 +285,21 @@ def test_an_email_is_checked_as_sent_and_stored_lower_cased(partner, organizatio
     assert refused.json()["errors"] == {"email": ["Informe um endereço de e-mail válido."]}
 
 
+# 143 characters as sent, the schema's limit is 254; lower-cased, each İ is two: 273 (the fuzzer found it).
+LONGEST_ONCE_LOWERED = "\u0130" * 130 + "@example.test"
+
+
+def test_an_email_within_the_limit_is_stored_even_when_lower_casing_lengthens_it(partner, organization):
+    person = contact(organization, "Maria", "maria@example.com")
+
+    data = assert_success(patch(partner, person, {"email": LONGEST_ONCE_LOWERED}), 200, "Contato atualizado.")
+
+    assert data["email"] == LONGEST_ONCE_LOWERED.lower()
+    person.refresh_from_db()
+    assert len(person.email) == 273
+    assert [item["id"] for item in listed(partner, email=LONGEST_ONCE_LOWERED)["data"]] == [str(person.pk)]
+
+
 def test_a_new_external_id_and_phone_are_what_the_filters_and_the_next_ticket_find(partner, organization):
     person = contact(organization, "Maria", external_id="cliente-42")
 

@@ -336,6 +336,16 @@ def test_contacts_are_not_shared_between_organizations(partner, other_partner, o
         assert ticket.requester.organization_id == ticket.organization_id
 
 
+def test_a_requester_email_within_the_limit_is_stored_even_when_lower_casing_lengthens_it(partner, organization):
+    email = "\u0130" * 130 + "@example.test"  # 143 characters as sent, 273 lower-cased (each İ is two)
+
+    response = partner.post(URL, payload(solicitante={"nome": "Maria", "email": email}), format="json")
+
+    assert response.status_code == 201
+    assert response.json()["data"]["solicitante"]["email"] == email.lower()
+    assert Contact.objects.get().email == email.lower()
+
+
 def test_without_requester_external_id_the_contact_is_reused_by_email_ignoring_case(partner, organization):
     existing = make_ticket(
         organization, requester=RequesterData(name="Maria", email="Maria.Souza@Example.COM")
