@@ -313,7 +313,8 @@ def _neighbours(results: dict) -> tuple[list[str], list[list[str]]]:
             f"{fmt(api.get('quiet_p95_alone_ms'), 1, ' ms')} / {fmt(api.get('quiet_p95_beside_burst_ms'), 1, ' ms')}",
         ],
         [
-            f"the burst's answers (PARTNER_MAX_CONCURRENT_REQUESTS={api.get('max_concurrent_requests', '-')})",
+            f"the burst's answers (PARTNER_MAX_CONCURRENT_REQUESTS={api.get('max_concurrent_requests', '-')}, "
+            f"PARTNER_CONCURRENT_REQUESTS={api.get('concurrent_requests', '-')})",
             ", ".join(f"{status}: {n}" for status, n in (api.get("burst_answered") or {}).items()) or "-",
         ],
     ]

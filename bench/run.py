@@ -510,7 +510,10 @@ class Bench:
         self.restart_web(PARTNER_MAX_CONCURRENT_REQUESTS=default)
         burst_result = api_burst(python=self.python, web_port=self.web_port)
         self.restart_web()
-        return {"noisy_neighbour": noisy, "api_burst": {**burst_result, "max_concurrent_requests": int(default)}}
+        # The web server's own default (config/settings.py): the machine's cores.
+        cores = int(os.environ.get("PARTNER_CONCURRENT_REQUESTS") or os.cpu_count() or 1)
+        api_burst_result = {**burst_result, "max_concurrent_requests": int(default), "concurrent_requests": cores}
+        return {"noisy_neighbour": noisy, "api_burst": api_burst_result}
 
     def more_webhooks(self, token: str, count: int) -> list[str]:
         """`count` more webhooks of the organization (their own paths on the receiver), as other partners."""

@@ -406,6 +406,11 @@ PARTNER_RATE_LIMIT = env.str("PARTNER_RATE_LIMIT", default="120/m")
 # Requests of one organization in flight at once, across web processes (the shared cache counts them);
 # past it a 429 at once, so one organization's burst leaves the other processes to the others. 0: no limit.
 PARTNER_MAX_CONCURRENT_REQUESTS = env.int("PARTNER_MAX_CONCURRENT_REQUESTS", default=3)
+# Partner requests the web tier runs at once without one slowing another: its cores. While several
+# organizations call (each made a request in the last IN_FLIGHT_CALLING_SECONDS), each may have an even part
+# of these in flight (at least 1, at most the limit above), so a burst of one never takes the others' cores.
+PARTNER_CONCURRENT_REQUESTS = env.int("PARTNER_CONCURRENT_REQUESTS", default=os.cpu_count() or 1)
+IN_FLIGHT_CALLING_SECONDS = env.float("IN_FLIGHT_CALLING_SECONDS", default=2.0)
 IN_FLIGHT_TTL_SECONDS = env.int("WEB_TIMEOUT", default=30) + 5
 RATELIMIT_USE_CACHE = "default"
 # A cache outage must not take the partner API down with it: fail open.

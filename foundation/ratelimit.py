@@ -8,6 +8,7 @@ import contextlib
 import functools
 import ipaddress
 import logging
+import math
 import re
 import time
 from collections.abc import Callable
@@ -179,9 +180,11 @@ CONCURRENCY_DETAIL = "Muitas requisições simultâneas desta organização; ten
 
 
 def in_flight_acquire(organization_id) -> str | None:
-    """Count one more request of the organization in flight; past PARTNER_MAX_CONCURRENT_REQUESTS it is a
-    429 at once, so one organization's burst never holds every web process (the others' requests would
-    queue behind it). Returns the counter's key, for in_flight_release; None when nothing was counted
+    """Count one more request of the organization in flight; past its share it is a 429 at once, so one
+    organization's burst never holds every web process nor every core (the others' requests would queue
+    behind it). Its share is PARTNER_MAX_CONCURRENT_REQUESTS while it is the only organization calling,
+    and an even part of PARTNER_CONCURRENT_REQUESTS (at least 1) while others call too (docs/decisions.md,
+    "Fair at the API too"). Returns the counter's key, for in_flight_release; None when nothing was counted
     (no limit, or the cache is down: a limiter fails open)."""
     limit = settings.PARTNER_MAX_CONCURRENT_REQUESTS
     if not limit:
@@ -189,14 +192,21 @@ def in_flight_acquire(organization_id) -> str | None:
     cache = caches[settings.RATELIMIT_USE_CACHE]
     key = f"hd:em-voo:{organization_id}"
     try:
-        count = _in_flight_add(cache, key, 1)
+        count, calling = _in_flight_add(cache, key, 1, calling=str(organization_id))
     except CACHE_ERRORS:
         logger.warning("in-flight requests not counted: the cache did not answer", exc_info=True)
         return None
-    if count > limit:
+    if count > in_flight_share(limit, calling):
         in_flight_release(key)
         raise RateLimited(limit=CONCURRENCY_POLICY, detail=CONCURRENCY_DETAIL, headers={"Retry-After": "1"})
     return key
+
+
+def in_flight_share(limit: int, calling: int) -> int:
+    """An organization's requests in flight at once, while `calling` organizations made a request lately."""
+    if calling <= 1:
+        return limit
+    return max(1, min(limit, settings.PARTNER_CONCURRENT_REQUESTS // calling))
 
 
 def in_flight_release(key: str | None) -> None:
@@ -206,10 +216,16 @@ def in_flight_release(key: str | None) -> None:
         _in_flight_add(caches[settings.RATELIMIT_USE_CACHE], key, -1)
 
 
-def _in_flight_add(cache, key: str, delta: int) -> int:
+# The organizations that made a partner request in the last IN_FLIGHT_CALLING_SECONDS: a sorted set, each
+# scored with the time of its last request.
+CALLING_KEY = "hd:em-voo:chamando"
+
+
+def _in_flight_add(cache, key: str, delta: int, *, calling: str | None = None) -> tuple[int, int]:
     """The counter moved by `delta`, made when missing with a lifetime that outlives any request (a killed
-    process's count goes with it), not a steady stream of them. On Redis one round trip (the cache's own
-    incr asks whether the key exists first)."""
+    process's count goes with it), not a steady stream of them, and the organizations calling: with
+    `calling` (an acquire) that organization is marked as calling first; without, 0. On Redis one round
+    trip (the cache's own incr asks whether the key exists first)."""
     ttl = settings.IN_FLIGHT_TTL_SECONDS
     if isinstance(cache, RedisCache):
         key = cache.make_and_validate_key(key)
@@ -217,11 +233,29 @@ def _in_flight_add(cache, key: str, delta: int) -> int:
         pipeline = cache._cache.get_client(key, write=True).pipeline(transaction=False)
         pipeline.set(key, 0, ex=ttl, nx=True)
         pipeline.incrby(key, delta)
-        _created, count = pipeline.execute()
-        return count
+        if calling is None:
+            _created, count = pipeline.execute()
+            return count, 0
+        now, window = time.time(), settings.IN_FLIGHT_CALLING_SECONDS
+        calling_key = cache.make_and_validate_key(CALLING_KEY)
+        pipeline.zadd(calling_key, {calling: now})
+        pipeline.zremrangebyscore(calling_key, "-inf", now - window)
+        pipeline.zcard(calling_key)
+        pipeline.expire(calling_key, math.ceil(window) + 1)
+        _created, count, _added, _removed, callers, _expiring = pipeline.execute()
+        return count, callers
     cache.add(key, 0, timeout=ttl)
     try:
-        return cache.incr(key, delta)
+        count = cache.incr(key, delta)
     except ValueError:  # expired between the two calls
         cache.add(key, delta, timeout=ttl)
-        return delta
+        count = delta
+    if calling is None:
+        return count, 0
+    # One process's threads (the embedded set-up): a read and a write, where a lost update only forgets one
+    # organization's latest request for a moment.
+    now, window = time.time(), settings.IN_FLIGHT_CALLING_SECONDS
+    callers = {other: at for other, at in (cache.get(CALLING_KEY) or {}).items() if at > now - window}
+    callers[calling] = now
+    cache.set(CALLING_KEY, callers, timeout=math.ceil(window) + 1)
+    return count, len(callers)

@@ -1,9 +1,20 @@
-"""One organization's burst never holds every web process: past PARTNER_MAX_CONCURRENT_REQUESTS
-requests in flight, its next one is a 429 at once; other organizations are not counted with it."""
+"""One organization's burst never holds every web process nor every core: past its share of requests in
+flight (PARTNER_MAX_CONCURRENT_REQUESTS alone, an even part of PARTNER_CONCURRENT_REQUESTS while others call
+too), its next one is a 429 at once; other organizations are not counted with it."""
+
+import time
 
 import pytest
+from django.core.cache import caches
 
-from foundation.ratelimit import CONCURRENCY_DETAIL, in_flight_acquire, in_flight_release
+from foundation.exceptions import RateLimited
+from foundation.ratelimit import (
+    CALLING_KEY,
+    CONCURRENCY_DETAIL,
+    in_flight_acquire,
+    in_flight_release,
+    in_flight_share,
+)
 from tests.factories import make_ticket
 from tests.metrics import scrape
 
@@ -60,3 +71,59 @@ def test_no_limit_when_set_to_zero(partner, organization, settings):
     settings.PARTNER_MAX_CONCURRENT_REQUESTS = 0
     assert in_flight_acquire(organization.pk) is None
     assert partner.get(TICKETS).status_code == 200
+
+
+# --- an even share while others call ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_cores(settings):
+    """Three requests in flight for an organization alone, two cores to share; nobody called before."""
+    settings.PARTNER_MAX_CONCURRENT_REQUESTS = 3
+    settings.PARTNER_CONCURRENT_REQUESTS = 2
+    caches[settings.RATELIMIT_USE_CACHE].delete(CALLING_KEY)
+    held: list = []
+    yield held
+    for key in held:
+        in_flight_release(key)
+
+
+def test_an_organization_calling_alone_has_its_whole_limit(organization, two_cores):
+    two_cores += [in_flight_acquire(organization.pk) for _ in range(3)]
+
+    with pytest.raises(RateLimited):
+        in_flight_acquire(organization.pk)
+
+
+def test_while_another_organization_calls_each_has_an_even_part_of_the_cores(
+    partner, other_partner, organization, two_cores
+):
+    assert other_partner.get(TICKETS).status_code == 200
+    two_cores.append(in_flight_acquire(organization.pk))
+
+    refused = partner.get(TICKETS)
+
+    assert refused.status_code == 429
+    assert refused.json()["errors"] == {"field": "rate_limit", "message": CONCURRENCY_DETAIL}
+    assert other_partner.get(TICKETS).status_code == 200  # its own part is free
+
+
+def test_an_organization_that_stopped_calling_gives_its_part_back(other_partner, organization, settings, two_cores):
+    settings.IN_FLIGHT_CALLING_SECONDS = 0.2
+    assert other_partner.get(TICKETS).status_code == 200
+    time.sleep(0.3)
+
+    two_cores += [in_flight_acquire(organization.pk) for _ in range(3)]
+
+    assert all(two_cores)
+
+
+@pytest.mark.parametrize(
+    ("cores", "calling", "share"),
+    [(2, 1, 3), (2, 2, 1), (2, 5, 1), (8, 3, 2), (100, 2, 3)],
+    ids=["alone", "two-on-two-cores", "more-than-cores", "even-part", "never-past-the-limit"],
+)
+def test_the_share_is_an_even_part_of_the_cores_between_one_and_the_limit(settings, cores, calling, share):
+    settings.PARTNER_CONCURRENT_REQUESTS = cores
+
+    assert in_flight_share(3, calling) == share
