@@ -195,3 +195,90 @@ def test_a_total_is_not_kept_while_an_older_transaction_may_still_commit_a_match
 
     assert not failures, failures
     assert searched(partner)["total"] == 3 == matching(organization)
+
+
+# --- one count at a time per search (PostgreSQL) ---------------------------------------------------------
+
+
+def _search_lock(organization) -> int:
+    return selectors._search_total_lock(selectors._search_total_key(organization, {"search": TERM}))
+
+
+def _holding(lock: int, hold, failures: list):
+    """Another request counting the search: its lock held by another connection until `hold` is set."""
+    taken = threading.Event()
+
+    def run():
+        try:
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_lock(%s)", [lock])
+                taken.set()
+                hold.wait(10)
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
+        except Exception as error:  # reported by the test
+            failures.append(error)
+            taken.set()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert taken.wait(10)
+    return thread
+
+
+def test_while_another_request_counts_a_search_it_waits_for_that_total(postgres_only, partner, organization):
+    """The other request keeps its total and lets go: this one reads it, and counts nothing itself."""
+    for _ in range(2):
+        make_refund(organization)
+    hold, failures, answers = threading.Event(), [], []
+    holder = _holding(_search_lock(organization), hold, failures)
+    before = totals_read()
+
+    def search():
+        try:
+            answers.append(searched(partner)["total"])
+        finally:
+            connections.close_all()
+
+    waiting = threading.Thread(target=search)
+    waiting.start()
+    waiting.join(0.5)
+    assert waiting.is_alive() and answers == []  # it waits, it does not count
+    # What the counting request does when it finishes: keeps the total under the generation, then lets go.
+    key = selectors._search_total_key(organization, {"search": TERM})
+    tickets = Ticket.objects.filter(organization=organization)
+    generation, _, _ = selectors._search_total_read(organization, tickets, None, None)
+    selectors.cache.set(key, (*generation, 2), 60)
+    hold.set()
+    holder.join(10)
+    waiting.join(10)
+
+    assert not failures, failures
+    assert answers == [2]
+    after = totals_read()
+    assert (after["kept"] - before["kept"], after["counted"] - before["counted"]) == (1, 0)
+
+
+def test_when_the_one_counting_keeps_nothing_the_waiting_request_counts_itself(postgres_only, partner, organization):
+    for _ in range(2):
+        make_refund(organization)
+    hold, failures, answers = threading.Event(), [], []
+    holder = _holding(_search_lock(organization), hold, failures)
+
+    def search():
+        try:
+            answers.append(searched(partner)["total"])
+        finally:
+            connections.close_all()
+
+    waiting = threading.Thread(target=search)
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()
+    hold.set()  # it failed (a timeout, a lost connection): nothing kept
+    holder.join(10)
+    waiting.join(10)
+
+    assert not failures, failures
+    assert answers == [2] == [matching(organization)]
