@@ -227,13 +227,8 @@ def _holding(lock: int, hold, failures: list):
     return thread
 
 
-def test_while_another_request_counts_a_search_it_waits_for_that_total(postgres_only, partner, organization):
-    """The other request keeps its total and lets go: this one reads it, and counts nothing itself."""
-    for _ in range(2):
-        make_refund(organization)
-    hold, failures, answers = threading.Event(), [], []
-    holder = _holding(_search_lock(organization), hold, failures)
-    before = totals_read()
+def _searching(partner, answers: list) -> threading.Thread:
+    """The search, asked by another client: its total lands in `answers`."""
 
     def search():
         try:
@@ -241,8 +236,19 @@ def test_while_another_request_counts_a_search_it_waits_for_that_total(postgres_
         finally:
             connections.close_all()
 
-    waiting = threading.Thread(target=search)
-    waiting.start()
+    thread = threading.Thread(target=search)
+    thread.start()
+    return thread
+
+
+def test_while_another_request_counts_a_search_it_waits_for_that_total(postgres_only, partner, organization):
+    """The other request keeps its total and lets go: this one reads it, and counts nothing itself."""
+    for _ in range(2):
+        make_refund(organization)
+    hold, failures, answers = threading.Event(), [], []
+    holder = _holding(_search_lock(organization), hold, failures)
+    before = totals_read()
+    waiting = _searching(partner, answers)
     waiting.join(0.5)
     assert waiting.is_alive() and answers == []  # it waits, it does not count
     # What the counting request does when it finishes: keeps the total under the generation, then lets go.
@@ -265,15 +271,7 @@ def test_when_the_one_counting_keeps_nothing_the_waiting_request_counts_itself(p
         make_refund(organization)
     hold, failures, answers = threading.Event(), [], []
     holder = _holding(_search_lock(organization), hold, failures)
-
-    def search():
-        try:
-            answers.append(searched(partner)["total"])
-        finally:
-            connections.close_all()
-
-    waiting = threading.Thread(target=search)
-    waiting.start()
+    waiting = _searching(partner, answers)
     waiting.join(0.3)
     assert waiting.is_alive()
     hold.set()  # it failed (a timeout, a lost connection): nothing kept
