@@ -286,14 +286,14 @@ ANEXOS_QUOTA_BYTES = env.int("ANEXOS_QUOTA_BYTES", default=5 * 1024**3)
 ANEXOS_MIN_FREE_BYTES = env.int("ANEXOS_MIN_FREE_BYTES", default=1024**3)
 ATTACHMENT_URL_MAX_AGE = 30 * 60  # the service's own signed download link
 ATTACHMENT_PRESIGNED_MAX_AGE = 5 * 60  # object storage: the presigned URL that link redirects to
-# Object storage when a bucket is named (django-storages' S3Storage: AWS S3 or any S3-compatible
-# server); else files under DATA_DIR/attachments. Keys are random, never the file's name.
+# Object storage when a bucket is named (django-storages' S3Storage with one boto3 session per process:
+# AWS S3 or any S3-compatible server); else files under DATA_DIR/attachments. Keys are random, never the file's name.
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
 if AWS_STORAGE_BUCKET_NAME:
     from boto3.s3.transfer import TransferConfig
 
     STORAGES["attachments"] = {
-        "BACKEND": "storages.backends.s3.S3Storage",
+        "BACKEND": "tickets.attachments.object_storage.ObjectStorage",
         "OPTIONS": {
             "bucket_name": AWS_STORAGE_BUCKET_NAME,
             "location": env.str("AWS_LOCATION", default="anexos"),

@@ -13,7 +13,7 @@ from tests.factories import make_ticket
 
 
 def object_storage_configured() -> bool:
-    return settings.STORAGES["attachments"]["BACKEND"] == "storages.backends.s3.S3Storage"
+    return settings.STORAGES["attachments"]["BACKEND"] == "tickets.attachments.object_storage.ObjectStorage"
 
 
 @pytest.fixture(scope="session", autouse=True)

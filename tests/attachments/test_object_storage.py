@@ -1,7 +1,8 @@
-"""Attachments in an S3-compatible bucket (django-storages' S3Storage), against a real server: .ci/run
-starts moto_server and runs tests/attachments with AWS_STORAGE_BUCKET_NAME and AWS_S3_ENDPOINT_URL set
-(every other test of the directory then runs on the bucket too)."""
+"""Attachments in an S3-compatible bucket (django-storages' S3Storage, one boto3 session per process),
+against a real server: .ci/run starts moto_server and runs tests/attachments with AWS_STORAGE_BUCKET_NAME
+and AWS_S3_ENDPOINT_URL set (every other test of the directory then runs on the bucket too)."""
 
+import threading
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import boto3
@@ -11,6 +12,7 @@ from django.conf import settings
 
 from tests.assertions import assert_success
 from tests.attachments.samples import ACCEPTED, upload_file
+from tickets.attachments.storage import attachment_storage
 from tickets.models import Attachment
 
 pytestmark = pytest.mark.usefixtures("s3_only")
@@ -70,3 +72,28 @@ def test_the_bucket_refuses_the_object_without_the_signature(upload, ticket, ano
     unsigned = location.split("?", 1)[0]
 
     assert requests.get(unsigned, timeout=10).status_code == 403
+
+
+def test_the_web_threads_share_one_session_and_each_has_its_own_connection(upload, ticket, anon_client):
+    """A session per thread parsed the S3 model once per thread (about 13 MB of a web process each)."""
+    content, _ = ACCEPTED["pdf"]
+    data = assert_success(upload(ticket, upload_file(content, "fatura.pdf", "application/pdf")), 201, "Anexo enviado.")
+    storage = attachment_storage()
+    key = Attachment.objects.get().storage_key
+    connections, downloaded = [], []
+
+    def download_in_a_thread():
+        connection = storage.connection
+        connections.append(connection)
+        downloaded.append(requests.get(storage.url(key), timeout=10).content)
+
+    threads = [threading.Thread(target=download_in_a_thread) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert downloaded == [content] * 4
+    assert len({id(connection) for connection in connections}) == 4
+    assert len({id(connection.meta.client._loader) for connection in connections}) == 1
+    assert anon_client.get(data["url"]).status_code == 302
