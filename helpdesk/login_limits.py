@@ -23,7 +23,7 @@ from django.core.cache import caches
 from foundation.exceptions import RateLimited
 from foundation.ratelimit import CACHE_ERRORS, client_address, count_request
 from helpdesk.audit import AuditActor, audit_record, change
-from helpdesk.models import AuditRecord, User
+from helpdesk.models import AuditRecord, User, login_email
 
 ACCOUNT_POLICY = "login-conta"
 # An address that logged in to an account keeps the full budget this long while the account is under attack.
@@ -54,7 +54,8 @@ def login_authenticate(
     user = authenticate(request, email=email.strip(), password=password)
     if user is None or not user.is_active or not allowed(user):
         attempt.failed()
-        _login_audit("login.falhou", request, email, user or User.objects.filter(email__iexact=email.strip()).first())
+        known = user or User.objects.filter(email__iexact=login_email(email)).first()
+        _login_audit("login.falhou", request, email, known)
         return None
     attempt.succeeded()
     _login_audit("login.sucesso", request, email, user)
@@ -143,7 +144,7 @@ def _account_keys(email: str) -> list[str]:
     canonical form does not (PostgreSQL's UPPER() makes a dotless ı an I)."""
     email = email.strip()
     keys = ["email:" + canonical_email(email)]
-    users = list(User.objects.filter(email__iexact=email).values_list("pk", flat=True)[:2])
+    users = list(User.objects.filter(email__iexact=login_email(email)).values_list("pk", flat=True)[:2])
     if len(users) == 1:
         keys.append(f"usuario:{users[0]}")
     return keys

@@ -3,6 +3,7 @@
 import uuid
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Lower
 
@@ -27,13 +28,25 @@ class Organization(models.Model):
         return self.name
 
 
+def login_email(email: str) -> str:
+    """A login as it is stored and looked up: lower-cased by Python. Looking a typed address up in this form
+    (then case-insensitively, for rows of any spelling) matters on PostgreSQL, whose UPPER() keeps İ as it
+    is while the stored form, lower-cased, has an i and a combining dot."""
+    return email.strip().lower()
+
+
 class UserManager(BaseUserManager):
     use_in_migrations = True
 
     def create_user(self, email, password=None, **extra_fields):
         if not email:
             raise ValueError("email is required")
-        user = self.model(email=self.normalize_email(email).lower(), **extra_fields)
+        email = login_email(self.normalize_email(email))
+        # Checked as stored: lower() turns İ into two characters (createsuperuser checked the address as typed).
+        limit = self.model._meta.get_field("email").max_length
+        if len(email) > limit:
+            raise ValidationError(f"Certifique-se de que este campo não tenha mais de {limit} caracteres.")
+        user = self.model(email=email, **extra_fields)
         user.set_password(password)
         user.save(using=self._db)
         return user
@@ -44,7 +57,7 @@ class UserManager(BaseUserManager):
         return self.create_user(email, password, **extra_fields)
 
     def get_by_natural_key(self, email):
-        return self.get(email__iexact=email)
+        return self.get(email__iexact=login_email(email))
 
 
 class User(AbstractBaseUser, PermissionsMixin):

@@ -191,3 +191,14 @@ def test_create_agent_refuses_a_weak_password(organization):
     with pytest.raises(CommandError):
         create_agent_x(organization, "--password", "123")
     assert not Agent.objects.filter(name="X").exists()
+
+
+def test_createsuperuser_refuses_an_email_too_long_once_lower_cased(db):
+    """createsuperuser checks the address as typed (143 characters here); stored lower-cased it is 273."""
+    email = "\u0130" * 130 + "@a.test"
+
+    with pytest.raises(CommandError) as refused:
+        call_command("createsuperuser", "--noinput", "--email", email, stdout=io.StringIO())
+
+    assert str(refused.value) == "Certifique-se de que este campo não tenha mais de 254 caracteres."
+    assert not User.objects.filter(is_superuser=True, email__startswith="i").exists()

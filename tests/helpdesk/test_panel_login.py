@@ -12,6 +12,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
+from helpdesk.services import agent_create
 from integrations.models import ApiCredential
 from tests.assertions import assert_error, assert_validation_error, bearer_client
 from tests.factories import PASSWORD
@@ -108,6 +109,16 @@ def test_login_email_match_is_case_insensitive(anon_client, admin):
     assert response.status_code == 200
     assert response.json()["data"]["usuario"]["id"] == str(admin.pk)
     assert response.json()["data"]["usuario"]["email"] == admin.email
+
+
+def test_an_agent_logs_in_with_a_dotted_capital_i_typed_as_it_was_given(anon_client, organization):
+    """Stored lower-cased, İ is an i and a combining dot; PostgreSQL's UPPER() of the typed İ keeps it."""
+    agent = agent_create(organization=organization, name="İnci", email="İnci@Example.test", password=PASSWORD)
+
+    answers = [post_login(anon_client, typed, PASSWORD) for typed in ("İnci@Example.test", agent.user.email)]
+
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert {answer.json()["data"]["usuario"]["id"] for answer in answers} == {str(agent.user.pk)}
 
 
 def test_wrong_password_unknown_email_and_inactive_user_get_the_same_401(anon_client, admin, agent):
