@@ -407,8 +407,9 @@ PARTNER_RATE_LIMIT = env.str("PARTNER_RATE_LIMIT", default="120/m")
 # past it a 429 at once, so one organization's burst leaves the other processes to the others. 0: no limit.
 PARTNER_MAX_CONCURRENT_REQUESTS = env.int("PARTNER_MAX_CONCURRENT_REQUESTS", default=3)
 # Partner requests the web tier runs at once without one slowing another: its cores. While several
-# organizations call (each made a request in the last IN_FLIGHT_CALLING_SECONDS), each may have an even part
-# of these in flight (at least 1, at most the limit above), so a burst of one never takes the others' cores.
+# organizations call (each made a request in the last IN_FLIGHT_CALLING_SECONDS), the last free core goes
+# only to an organization within its even part of these (at least 1, at most the limit above), so a burst
+# of one never takes the others' cores; the cores before it are anyone's.
 PARTNER_CONCURRENT_REQUESTS = env.int("PARTNER_CONCURRENT_REQUESTS", default=os.cpu_count() or 1)
 IN_FLIGHT_CALLING_SECONDS = env.float("IN_FLIGHT_CALLING_SECONDS", default=2.0)
 IN_FLIGHT_TTL_SECONDS = env.int("WEB_TIMEOUT", default=30) + 5

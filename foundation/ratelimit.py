@@ -182,31 +182,37 @@ CONCURRENCY_DETAIL = "Muitas requisições simultâneas desta organização; ten
 def in_flight_acquire(organization_id) -> str | None:
     """Count one more request of the organization in flight; past its share it is a 429 at once, so one
     organization's burst never holds every web process nor every core (the others' requests would queue
-    behind it). Its share is PARTNER_MAX_CONCURRENT_REQUESTS while it is the only organization calling,
-    and an even part of PARTNER_CONCURRENT_REQUESTS (at least 1) while others call too (docs/decisions.md,
-    "Fair at the API too"). Returns the counter's key, for in_flight_release; None when nothing was counted
-    (no limit, or the cache is down: a limiter fails open)."""
+    behind it). Its share is PARTNER_MAX_CONCURRENT_REQUESTS while it is the only organization calling or
+    while more than one core is free, and an even part of PARTNER_CONCURRENT_REQUESTS (at least 1) for the
+    last core while others call too (docs/decisions.md, "Fair at the API too"). Returns the counter's key,
+    for in_flight_release; None when nothing was counted (no limit, or the cache is down: a limiter fails
+    open)."""
     limit = settings.PARTNER_MAX_CONCURRENT_REQUESTS
     if not limit:
         return None
     cache = caches[settings.RATELIMIT_USE_CACHE]
     key = f"hd:em-voo:{organization_id}"
     try:
-        count, calling = _in_flight_add(cache, key, 1, calling=str(organization_id))
+        in_flight = _in_flight_add(cache, key, 1, calling=str(organization_id))
     except CACHE_ERRORS:
         logger.warning("in-flight requests not counted: the cache did not answer", exc_info=True)
         return None
-    if count > in_flight_share(limit, calling):
+    if in_flight.count > in_flight_share(limit, calling=in_flight.callers, tier_in_flight=in_flight.total):
         in_flight_release(key)
         raise RateLimited(limit=CONCURRENCY_POLICY, detail=CONCURRENCY_DETAIL, headers={"Retry-After": "1"})
     return key
 
 
-def in_flight_share(limit: int, calling: int) -> int:
-    """An organization's requests in flight at once, while `calling` organizations made a request lately."""
-    if calling <= 1:
+def in_flight_share(limit: int, *, calling: int, tier_in_flight: int) -> int:
+    """An organization's requests in flight at once, while `calling` organizations made a request lately and
+    the tier runs `tier_in_flight` partner requests (this one included). The cores before the last are
+    anyone's; the last one, and any past it, only an organization within its even part takes: a burst
+    that filled every core would slow the next organization's request however fair the rest
+    (docs/decisions.md, "Fair at the API too")."""
+    capacity = settings.PARTNER_CONCURRENT_REQUESTS
+    if calling <= 1 or tier_in_flight < capacity:
         return limit
-    return max(1, min(limit, settings.PARTNER_CONCURRENT_REQUESTS // calling))
+    return max(1, min(limit, capacity // calling))
 
 
 def in_flight_release(key: str | None) -> None:
@@ -216,46 +222,86 @@ def in_flight_release(key: str | None) -> None:
         _in_flight_add(caches[settings.RATELIMIT_USE_CACHE], key, -1)
 
 
-# The organizations that made a partner request in the last IN_FLIGHT_CALLING_SECONDS: a sorted set, each
-# scored with the time of its last request.
+# The partner requests in flight in the whole web tier, and the organizations that made a partner request in
+# the last IN_FLIGHT_CALLING_SECONDS (a sorted set, each scored with the time of its last request).
+TIER_KEY = "hd:em-voo:total"
 CALLING_KEY = "hd:em-voo:chamando"
 
 
-def _in_flight_add(cache, key: str, delta: int, *, calling: str | None = None) -> tuple[int, int]:
-    """The counter moved by `delta`, made when missing with a lifetime that outlives any request (a killed
-    process's count goes with it), not a steady stream of them, and the organizations calling: with
-    `calling` (an acquire) that organization is marked as calling first; without, 0. On Redis one round
-    trip (the cache's own incr asks whether the key exists first)."""
+@dataclass(frozen=True)
+class InFlight:
+    count: int  # the organization's requests in flight
+    total: int  # the tier's partner requests in flight
+    callers: int  # organizations calling lately (0 on a release)
+
+
+# One round trip, on the Redis server's own clock (TIME): the web machines' clocks never decide who is
+# calling. Counters are made when missing with a lifetime that outlives any request, so a killed process's
+# count goes with them (not a steady stream of requests: under one the key expires and starts again at 0,
+# and the requests then in flight give back places it no longer counts: never below 0).
+_IN_FLIGHT_SCRIPT = """
+local delta, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local function add(key)
+    redis.call('SET', key, 0, 'EX', ttl, 'NX')
+    local value = redis.call('INCRBY', key, delta)
+    if value < 0 then
+        redis.call('SET', key, 0, 'KEEPTTL')
+        value = 0
+    end
+    return value
+end
+local count, total = add(KEYS[1]), add(KEYS[2])
+if ARGV[3] == '' then
+    return {count, total, 0}
+end
+local window = tonumber(ARGV[4])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+redis.call('ZADD', KEYS[3], now, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
+local callers = redis.call('ZCARD', KEYS[3])
+redis.call('EXPIRE', KEYS[3], math.ceil(window) + 1)
+return {count, total, callers}
+"""
+_in_flight_script = None
+
+
+def _in_flight_add(cache, key: str, delta: int, *, calling: str | None = None) -> InFlight:
+    """The organization's counter and the tier's moved by `delta`, and, with `calling` (an acquire), that
+    organization marked as calling and the organizations calling counted."""
+    global _in_flight_script
     ttl = settings.IN_FLIGHT_TTL_SECONDS
+    window = settings.IN_FLIGHT_CALLING_SECONDS
     if isinstance(cache, RedisCache):
         key = cache.make_and_validate_key(key)
         # Private Django API: test_the_in_flight_count_on_redis_is_one_round_trip_each_way
-        pipeline = cache._cache.get_client(key, write=True).pipeline(transaction=False)
-        pipeline.set(key, 0, ex=ttl, nx=True)
-        pipeline.incrby(key, delta)
-        if calling is None:
-            _created, count = pipeline.execute()
-            return count, 0
-        now, window = time.time(), settings.IN_FLIGHT_CALLING_SECONDS
-        calling_key = cache.make_and_validate_key(CALLING_KEY)
-        pipeline.zadd(calling_key, {calling: now})
-        pipeline.zremrangebyscore(calling_key, "-inf", now - window)
-        pipeline.zcard(calling_key)
-        pipeline.expire(calling_key, math.ceil(window) + 1)
-        _created, count, _added, _removed, callers, _expiring = pipeline.execute()
-        return count, callers
-    cache.add(key, 0, timeout=ttl)
-    try:
-        count = cache.incr(key, delta)
-    except ValueError:  # expired between the two calls
-        cache.add(key, delta, timeout=ttl)
-        count = delta
+        client = cache._cache.get_client(key, write=True)
+        if _in_flight_script is None:
+            _in_flight_script = client.register_script(_IN_FLIGHT_SCRIPT)
+        keys = [key, cache.make_and_validate_key(TIER_KEY), cache.make_and_validate_key(CALLING_KEY)]
+        count, total, callers = _in_flight_script(keys=keys, args=[delta, ttl, calling or "", window], client=client)
+        return InFlight(count=count, total=total, callers=callers)
+    count = _local_add(cache, key, delta, ttl)
+    total = _local_add(cache, TIER_KEY, delta, ttl)
     if calling is None:
-        return count, 0
+        return InFlight(count=count, total=total, callers=0)
     # One process's threads (the embedded set-up): a read and a write, where a lost update only forgets one
     # organization's latest request for a moment.
-    now, window = time.time(), settings.IN_FLIGHT_CALLING_SECONDS
+    now = time.time()
     callers = {other: at for other, at in (cache.get(CALLING_KEY) or {}).items() if at > now - window}
     callers[calling] = now
     cache.set(CALLING_KEY, callers, timeout=math.ceil(window) + 1)
-    return count, len(callers)
+    return InFlight(count=count, total=total, callers=len(callers))
+
+
+def _local_add(cache, key: str, delta: int, ttl: int) -> int:
+    cache.add(key, 0, timeout=ttl)
+    try:
+        value = cache.incr(key, delta)
+    except ValueError:  # expired between the two calls
+        cache.add(key, max(delta, 0), timeout=ttl)
+        return max(delta, 0)
+    if value < 0:  # given back after the key expired and started again at 0 (see _IN_FLIGHT_SCRIPT)
+        cache.incr(key, -value)
+        return 0
+    return value

@@ -15,19 +15,24 @@ def _by_client(group, request) -> str:
 
 @pytest.fixture
 def round_trips(redis_only, monkeypatch) -> list:
-    """One entry per pipeline the limiter opens on the cache's Redis client."""
+    """One entry per pipeline the limiter opens on the cache's Redis client, and per command it sends alone
+    (a script's EVALSHA)."""
     calls: list = []
     client_of = redis_only._cache.get_client
 
     def counting_client(*args, **kwargs):
         client = client_of(*args, **kwargs)
-        pipeline_of = client.pipeline
+        pipeline_of, command_of = client.pipeline, client.execute_command
 
         def pipeline(*p_args, **p_kwargs):
-            calls.append(1)
+            calls.append("pipeline")
             return pipeline_of(*p_args, **p_kwargs)
 
-        client.pipeline = pipeline
+        def execute_command(*c_args, **c_kwargs):
+            calls.append(c_args[0])
+            return command_of(*c_args, **c_kwargs)
+
+        client.pipeline, client.execute_command = pipeline, execute_command
         return client
 
     monkeypatch.setattr(redis_only._cache, "get_client", counting_client)
@@ -59,6 +64,8 @@ def test_past_the_limit_on_redis_is_429_with_the_headers(redis_only):
 
 def test_the_in_flight_count_on_redis_is_one_round_trip_each_way(round_trips, settings):
     settings.PARTNER_MAX_CONCURRENT_REQUESTS = 2
+    in_flight_release(in_flight_acquire("org-a"))  # the script known to the server (once per process)
+    round_trips.clear()
     held = [in_flight_acquire("org-a") for _ in range(2)]
 
     with pytest.raises(RateLimited):
@@ -67,5 +74,5 @@ def test_the_in_flight_count_on_redis_is_one_round_trip_each_way(round_trips, se
         in_flight_release(key)
 
     assert held == ["hd:em-voo:org-a"] * 2
-    assert len(round_trips) == 3 + 1 + 2  # three counts, the refused one given back, two releases
+    assert round_trips == ["EVALSHA"] * (3 + 1 + 2)  # three counts, the refused one given back, two releases
     assert in_flight_acquire("org-a") == "hd:em-voo:org-a"  # every place was given back

@@ -1,6 +1,7 @@
 """One organization's burst never holds every web process nor every core: past its share of requests in
-flight (PARTNER_MAX_CONCURRENT_REQUESTS alone, an even part of PARTNER_CONCURRENT_REQUESTS while others call
-too), its next one is a 429 at once; other organizations are not counted with it."""
+flight (PARTNER_MAX_CONCURRENT_REQUESTS alone or while a core is free, an even part of
+PARTNER_CONCURRENT_REQUESTS once the tier is full and others call too), its next one is a 429 at once; other
+organizations are not counted with it."""
 
 import time
 
@@ -11,6 +12,7 @@ from foundation.exceptions import RateLimited
 from foundation.ratelimit import (
     CALLING_KEY,
     CONCURRENCY_DETAIL,
+    TIER_KEY,
     in_flight_acquire,
     in_flight_release,
     in_flight_share,
@@ -78,10 +80,11 @@ def test_no_limit_when_set_to_zero(partner, organization, settings):
 
 @pytest.fixture
 def two_cores(settings):
-    """Three requests in flight for an organization alone, two cores to share; nobody called before."""
+    """Three requests in flight for an organization alone, two cores to share; nobody called before and
+    nothing runs."""
     settings.PARTNER_MAX_CONCURRENT_REQUESTS = 3
     settings.PARTNER_CONCURRENT_REQUESTS = 2
-    caches[settings.RATELIMIT_USE_CACHE].delete(CALLING_KEY)
+    caches[settings.RATELIMIT_USE_CACHE].delete_many([CALLING_KEY, TIER_KEY])
     held: list = []
     yield held
     for key in held:
@@ -95,22 +98,52 @@ def test_an_organization_calling_alone_has_its_whole_limit(organization, two_cor
         in_flight_acquire(organization.pk)
 
 
-def test_while_another_organization_calls_each_has_an_even_part_of_the_cores(
-    partner, other_partner, organization, two_cores
+def test_once_the_cores_are_full_each_calling_organization_has_an_even_part(
+    partner, other_partner, organization, other_organization, two_cores
 ):
-    assert other_partner.get(TICKETS).status_code == 200
-    two_cores.append(in_flight_acquire(organization.pk))
+    two_cores.append(in_flight_acquire(other_organization.pk))  # another organization's request running
+    two_cores.append(in_flight_acquire(organization.pk))  # both cores busy
 
     refused = partner.get(TICKETS)
 
     assert refused.status_code == 429
     assert refused.json()["errors"] == {"field": "rate_limit", "message": CONCURRENCY_DETAIL}
-    assert other_partner.get(TICKETS).status_code == 200  # its own part is free
+    assert other_partner.get(TICKETS).status_code == 429  # it holds its part too
+    in_flight_release(two_cores.pop(0))
+    assert other_partner.get(TICKETS).status_code == 200  # its own part is free again
 
 
-def test_an_organization_that_stopped_calling_gives_its_part_back(other_partner, organization, settings, two_cores):
+def test_cores_beyond_the_last_free_one_are_anyones_while_others_call(
+    partner, other_partner, organization, settings, two_cores
+):
+    settings.PARTNER_CONCURRENT_REQUESTS = 3  # an even part: one each
+    assert other_partner.get(TICKETS).status_code == 200  # it called a moment ago, and is done
+    two_cores.append(in_flight_acquire(organization.pk))
+
+    assert partner.get(TICKETS).status_code == 200  # its second request has the second core; one is left
+    two_cores.append(in_flight_acquire(organization.pk))  # the second, held
+    assert partner.get(TICKETS).status_code == 429  # the last core is kept for an organization within its part
+
+
+def test_an_organization_that_stopped_calling_gives_its_part_back(
+    other_partner, organization, other_organization, settings, two_cores
+):
     settings.IN_FLIGHT_CALLING_SECONDS = 0.2
     assert other_partner.get(TICKETS).status_code == 200
+    time.sleep(0.3)
+
+    two_cores += [in_flight_acquire(organization.pk) for _ in range(3)]  # past the two cores
+
+    assert all(two_cores)
+
+
+def test_on_redis_who_is_calling_is_on_the_servers_clock_not_the_machines(
+    redis_only, organization, other_organization, settings, monkeypatch, two_cores
+):
+    """A web machine whose clock is an hour ahead would keep its callers 'calling' for an hour."""
+    settings.IN_FLIGHT_CALLING_SECONDS = 0.2
+    monkeypatch.setattr("foundation.ratelimit.time.time", lambda: 4_000_000_000.0)
+    in_flight_release(in_flight_acquire(other_organization.pk))
     time.sleep(0.3)
 
     two_cores += [in_flight_acquire(organization.pk) for _ in range(3)]
@@ -119,11 +152,11 @@ def test_an_organization_that_stopped_calling_gives_its_part_back(other_partner,
 
 
 @pytest.mark.parametrize(
-    ("cores", "calling", "share"),
-    [(2, 1, 3), (2, 2, 1), (2, 5, 1), (8, 3, 2), (100, 2, 3)],
-    ids=["alone", "two-on-two-cores", "more-than-cores", "even-part", "never-past-the-limit"],
+    ("cores", "calling", "tier", "share"),
+    [(2, 1, 3, 3), (3, 2, 2, 3), (2, 2, 2, 1), (2, 5, 6, 1), (8, 3, 8, 2), (100, 2, 100, 3)],
+    ids=["alone", "more-than-one-core-free", "the-last-core", "more-than-cores", "even-part", "never-past-the-limit"],
 )
-def test_the_share_is_an_even_part_of_the_cores_between_one_and_the_limit(settings, cores, calling, share):
+def test_the_share_is_an_even_part_of_the_cores_between_one_and_the_limit(settings, cores, calling, tier, share):
     settings.PARTNER_CONCURRENT_REQUESTS = cores
 
-    assert in_flight_share(3, calling) == share
+    assert in_flight_share(3, calling=calling, tier_in_flight=tier) == share
