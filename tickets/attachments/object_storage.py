@@ -12,6 +12,7 @@ import threading
 from storages.backends.s3 import S3Storage
 
 
+# Private django-storages API: test_the_web_threads_share_one_session_and_each_has_its_own_connection
 class ObjectStorage(S3Storage):
     def __init__(self, **settings):
         super().__init__(**settings)
