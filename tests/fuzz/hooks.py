@@ -602,7 +602,8 @@ def _query_valid_as_sent(case, response) -> bool:
     """A query is text on the wire: a "schema-violating" value schemathesis made (`false`, null or `[]` for a
     list of free texts) arrives as a valid text, and a parameter given several times is read as its last value
     when it takes one (Django's QueryDict). Valid as the service read it (the query string of the request
-    sent), every parameter checked against its schema (an empty optional value is no value)."""
+    sent), every parameter checked against its schema (an empty optional value is no value, and an empty
+    value of a repeatable one counts as absent, as `status=` and `tag=` say)."""
     if response.request.method != "GET":  # a body or a header may be what violates the schema
         return False
     sent = parse_qs(urlsplit(response.request.url).query, keep_blank_values=True)
@@ -614,8 +615,11 @@ def _query_valid_as_sent(case, response) -> bool:
             return False
         schema = parameter.validation_schema
         text = json.dumps(schema)
-        value = [_trimmed(item) for item in values] if '"array"' in text else _trimmed(values[-1])
-        if value == "" and not parameter.is_required:
+        if '"array"' in text:
+            value = [item for item in (_trimmed(item) for item in values) if item != ""]
+        else:
+            value = _trimmed(values[-1])
+        if value in ("", []) and not parameter.is_required:
             continue
         if not isinstance(value, list) and '"integer"' in text:
             try:
