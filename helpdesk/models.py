@@ -35,6 +35,14 @@ def login_email(email: str) -> str:
     return email.strip().lower()
 
 
+def login_email_too_long(stored: str) -> str | None:
+    """The refusal of a login too long once lower-cased (lower() turns İ into two characters), or None."""
+    limit = User._meta.get_field("email").max_length
+    if len(stored) > limit:
+        return f"Certifique-se de que este campo não tenha mais de {limit} caracteres."
+    return None
+
+
 class UserManager(BaseUserManager):
     use_in_migrations = True
 
@@ -42,10 +50,9 @@ class UserManager(BaseUserManager):
         if not email:
             raise ValueError("email is required")
         email = login_email(self.normalize_email(email))
-        # Checked as stored: lower() turns İ into two characters (createsuperuser checked the address as typed).
-        limit = self.model._meta.get_field("email").max_length
-        if len(email) > limit:
-            raise ValidationError(f"Certifique-se de que este campo não tenha mais de {limit} caracteres.")
+        # createsuperuser checked the address as typed, not as stored.
+        if too_long := login_email_too_long(email):
+            raise ValidationError(too_long)
         user = self.model(email=email, **extra_fields)
         user.set_password(password)
         user.save(using=self._db)

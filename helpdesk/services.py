@@ -13,7 +13,7 @@ from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, Ou
 from foundation.exceptions import AccessDenied, ValidationFailed
 from helpdesk.actors import SYSTEM, Actor
 from helpdesk.audit import audit_record, change
-from helpdesk.models import Agent, Organization, User, login_email
+from helpdesk.models import Agent, Organization, User, login_email, login_email_too_long
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME, support_group_ensure
 from helpdesk.signals import agent_renamed, organization_restored
 
@@ -82,10 +82,8 @@ def agent_email_check(*, email: str) -> str:
     """The e-mail a new agent would log in with, normalized; refused, in words that do not say why, when any
     user (of this organization, of another, or none) already has it. Every door that adds agents calls it."""
     email = login_email(email)
-    # Checked lower-cased, as stored: lower() turns İ into two characters, and the column holds 254.
-    limit = User._meta.get_field("email").max_length
-    if len(email) > limit:
-        raise ValidationFailed({"email": [f"Certifique-se de que este campo não tenha mais de {limit} caracteres."]})
+    if too_long := login_email_too_long(email):
+        raise ValidationFailed({"email": [too_long]})
     if User.objects.filter(email__iexact=email).exists():
         raise ValidationFailed({"email": [EMAIL_UNAVAILABLE]})
     return email
