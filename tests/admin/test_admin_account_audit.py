@@ -7,7 +7,8 @@ from django.urls import reverse
 
 from helpdesk.models import AuditRecord, Organization, User
 from helpdesk.permissions import MANAGE_PUBLIC_API_CODENAME
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, make_ticket
+from tickets.services import ticket_update
 
 NEW_PASSWORD = "0utra-Senha-Forte-42"
 
@@ -82,6 +83,24 @@ def test_an_account_deleted_in_the_admin_is_recorded(root, organization, agent):
     record = only("usuario.excluido")
     assert (record.organization_id, record.resource_id) == (organization.pk, str(user.pk))
     assert record.changes["email"] == {"antes": user.email, "depois": None}
+
+
+def test_an_agents_account_cannot_be_deleted_it_is_offboarded(root, organization, agent):
+    """Deleting the user would take the agent and unassign its tickets outside the change list; the agent,
+    which nobody deletes (AgentAdmin), keeps its user."""
+    ticket = ticket_update(ticket=make_ticket(organization), assignee=agent)
+    forget()
+
+    page = root.post(reverse("admin:helpdesk_user_delete", args=[agent.user.pk]), {"post": "yes"})
+    bulk = root.post(
+        reverse("admin:helpdesk_user_changelist"),
+        {"action": "delete_selected", "_selected_action": [agent.user.pk], "post": "yes"},
+    )
+
+    assert (page.status_code, bulk.status_code) == (403, 403)
+    ticket.refresh_from_db()
+    assert ticket.assignee_id == agent.pk and User.objects.filter(pk=agent.user.pk).exists()
+    assert not AuditRecord.objects.exists()
 
 
 def test_renaming_an_organization_is_recorded_and_an_unchanged_save_records_nothing(root, organization):
