@@ -6,9 +6,12 @@ not move. Each row is the product alone under wrk at 16 connections: the targets
 product to itself at another size (docs/performance.md, "Big organizations").
 """
 
+import http.client
 import json
 import secrets
 import time
+
+import psycopg
 
 from bench.loadgen import Client, Endpoint, run_wrk
 from bench.stack import log
@@ -31,6 +34,7 @@ TARGETS = {
     "busca_10": 0.3,
 }
 DEEP_OVER_PAGE_2_MIN = 0.8
+FIRST_REQUEST_TIMEOUT = 120  # seconds; longer than any statement may run (the server's own limits answer first)
 NEIGHBOUR_ROWS = {"neighbour_busca"}  # asked with the seeded organization's key, not the grown one's
 
 
@@ -123,21 +127,53 @@ class LargeOrganization:
         token, in_progress = self.login()
         rows = {}
         for endpoint in self.endpoints(in_progress):
+            credential = token if endpoint.panel else self.key_for(endpoint)
+            recounted_before = self.counts_checked_at()
+            first = self.first_request(endpoint, credential)
             result = run_wrk(
                 port=self.bench.web_port,
                 endpoint=endpoint,
                 connections=CONNECTIONS,
                 duration=self.bench.options.duration,
-                token=token if endpoint.panel else self.key_for(endpoint),
+                token=credential,
                 tag=f"large-{size}-{endpoint.key}",
             )
             self.bench.wait_idle(self.bench.web_port)
-            rows[endpoint.key] = {"label": endpoint.label, **result}
+            recounted = self.counts_checked_at() != recounted_before
+            rows[endpoint.key] = {"label": endpoint.label, **result, **first, "beat_recounted": recounted}
             log(
                 f"  {size:>10,} tickets  {endpoint.label:<32} {result['rps']:7.0f} req/s "
-                f"(p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, errors {result['errors']})"
+                f"(p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, errors {result['errors']}; "
+                f"first request {first['first_ms']:.0f} ms, {first['first_status']}"
+                f"{'; beat recounted the organization meanwhile' if recounted else ''})"
             )
         return rows
+
+    def first_request(self, endpoint: Endpoint, credential: str) -> dict:
+        """One request alone before wrk, timed: what the first caller pays on pages not yet read (a search's
+        total is counted here, once, and wrk then measures it kept, as it stays while nothing changes)."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.bench.web_port, timeout=FIRST_REQUEST_TIMEOUT)
+        started = time.monotonic()
+        try:
+            connection.request(endpoint.method, endpoint.path, headers={"Authorization": f"Bearer {credential}"})
+            response = connection.getresponse()
+            response.read()
+            status = response.status
+        except TimeoutError:
+            status = None  # no answer in FIRST_REQUEST_TIMEOUT; the request is not sent again
+        finally:
+            connection.close()
+        return {"first_ms": (time.monotonic() - started) * 1000, "first_status": status}
+
+    def counts_checked_at(self):
+        """When beat last recounted the grown organization (tickets.counts): a recount reads every ticket of
+        it, so a row measured while one ran says so."""
+        with psycopg.connect(self.bench.pg.url("postgres"), autocommit=True) as connection:
+            row = connection.execute(
+                "SELECT counts_checked_at FROM tickets_ticketsequence WHERE organization_id = %s::uuid",
+                [self.organization_id],
+            ).fetchone()
+        return row[0] if row else None
 
 
 def large(bench, *, huge: bool) -> dict:

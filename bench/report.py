@@ -414,7 +414,12 @@ def _busca(results: dict) -> tuple[list[str], list[list[str]]]:
 def _large(results: dict) -> tuple[list[str], list[list[str]]]:
     big = results.get("large") or {}
     sizes = [str(size) for size in big.get("sizes", [])]
-    header = ["measurement", *(f"req/s @{int(size):,}" for size in sizes), *(f"p99 ms @{int(s):,}" for s in sizes)]
+    header = [
+        "measurement",
+        *(f"req/s @{int(size):,}" for size in sizes),
+        *(f"p99 ms @{int(s):,}" for s in sizes),
+        *(f"first request ms @{int(s):,}" for s in sizes),
+    ]
     rows = big.get("rows") or {}
     keys = list(rows.get(sizes[0], {})) if sizes else []
     body = [
@@ -422,11 +427,20 @@ def _large(results: dict) -> tuple[list[str], list[list[str]]]:
             rows[sizes[0]][key]["label"],
             *(fmt(rows[size][key]["rps"], 0) for size in sizes),
             *(fmt(rows[size][key]["p99_ms"], 1) for size in sizes),
+            # Rows of runs before the first request was timed have none.
+            *(_first_request(rows[size][key]) for size in sizes),
         ]
         for key in keys
     ]
     grown = ", ".join(f"{int(size):,} in {seconds:g} s" for size, seconds in (big.get("grow_seconds") or {}).items())
     return header, body, grown
+
+
+def _first_request(row: dict) -> str:
+    if "first_ms" not in row:
+        return "-"
+    recounted = " (beat recounted during the row)" if row.get("beat_recounted") else ""
+    return f"{fmt(row['first_ms'], 0)} ({row['first_status']}){recounted}"
 
 
 def _webhooks(results: dict) -> tuple[list[str], list[list[str]]]:
